@@ -1,0 +1,75 @@
+/** Object update rules: folding a batch, merging into the stored state, connection status. */
+import type { ConnectionStatus, Data, DataPatch, FoldedPatch, Location, ObjectPatch, TrackedObject } from './types.js';
+
+/**
+ * Merges `patch` into `old` key by key; a key set to null is removed. Never mutates
+ * its inputs. Built with Object.fromEntries so that a key such as `__proto__` stays
+ * an ordinary own property.
+ */
+export function mergeData(old: Data, patch: DataPatch | undefined): Data {
+  if (patch === undefined) return old;
+  const merged = new Map<string, string | number | boolean>(Object.entries(old));
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) merged.delete(key);
+    else merged.set(key, value);
+  }
+  return Object.fromEntries(merged) as Data;
+}
+
+/** Merges two data patches (b after a), keeping nulls so that they still remove keys. */
+function combineDataPatches(a: DataPatch | undefined, b: DataPatch | undefined): DataPatch | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Object.fromEntries([...Object.entries(a), ...Object.entries(b)]) as DataPatch;
+}
+
+/** True when fix `a` is at least as new as `b` (equal times: the later write wins). */
+export function isNotOlder(a: Location, b: Location): boolean {
+  return a.time >= b.time;
+}
+
+/**
+ * Folds a batch of patches into one patch per id, in the order ids first appear.
+ * Several entries of one id are its location history: every fix is kept, and the
+ * newest one (by time; equal times: the later entry) becomes the candidate current location.
+ */
+export function foldPatches(patches: readonly ObjectPatch[]): FoldedPatch[] {
+  const byId = new Map<string, FoldedPatch>();
+  for (const patch of patches) {
+    let folded = byId.get(patch.id);
+    if (folded === undefined) {
+      folded = { id: patch.id, fixes: [], latest: null };
+      byId.set(patch.id, folded);
+    }
+    if (patch.label !== undefined) folded.label = patch.label;
+    if (patch.data !== undefined) folded.data = combineDataPatches(folded.data, patch.data);
+    if (patch.location !== undefined) {
+      folded.fixes.push(patch.location);
+      if (folded.latest === null || isNotOlder(patch.location, folded.latest)) folded.latest = patch.location;
+    }
+  }
+  return [...byId.values()];
+}
+
+/**
+ * The object after applying a folded patch to its stored state (null: new object).
+ * An older fix never replaces a newer current location; any fix marks the object as seen.
+ */
+export function applyPatch(old: TrackedObject | null, patch: FoldedPatch, now: string): TrackedObject {
+  const base: TrackedObject = old ?? { id: patch.id, label: null, location: null, data: {}, seen: null };
+  let location = base.location;
+  if (patch.latest !== null && (location === null || isNotOlder(patch.latest, location))) location = patch.latest;
+  return {
+    id: base.id,
+    label: patch.label === undefined ? base.label : patch.label,
+    location,
+    data: mergeData(base.data, patch.data),
+    seen: patch.fixes.length > 0 ? now : base.seen,
+  };
+}
+
+/** `con` when a location was received within `timeoutSeconds` before `nowMs`. */
+export function connectionStatus(obj: TrackedObject, nowMs: number, timeoutSeconds: number): ConnectionStatus {
+  if (obj.seen === null) return 'dis';
+  return nowMs - Date.parse(obj.seen) <= timeoutSeconds * 1000 ? 'con' : 'dis';
+}

@@ -1,0 +1,141 @@
+/** Pure domain types shared by every layer. No I/O here. */
+
+/** A data property value. Nested objects and arrays are not allowed. */
+export type DataValue = number | string | boolean | null;
+
+/** Stored data: never holds null (a null in an update removes the key). */
+export type Data = Record<string, string | number | boolean>;
+
+/** Data as given in an update: null removes a key. */
+export type DataPatch = Record<string, DataValue>;
+
+/**
+ * A location fix. `time` is always set once stored: normalised to
+ * `YYYY-MM-DDTHH:mm:ss.sssZ` (so string order is time order); a fix sent without
+ * one is stamped with the server's receive time.
+ */
+export interface Location {
+  longitude: number;
+  latitude: number;
+  altitude?: number;
+  speed?: number;
+  heading?: number;
+  accuracy?: number;
+  altitudeAccuracy?: number;
+  time: string;
+}
+
+export interface TrackedObject {
+  id: string;
+  label: string | null;
+  location: Location | null;
+  data: Data;
+  /** Server receive time (normalised ISO) of the last write that carried a location; drives connectionStatus. */
+  seen: string | null;
+}
+
+/** One validated create-or-update of an object (single write, bulk entry or v1 `upd`). */
+export interface ObjectPatch {
+  id: string;
+  /** undefined: keep; null: clear. */
+  label?: string | null;
+  /** A fix, already stamped with a time. */
+  location?: Location;
+  data?: DataPatch;
+}
+
+/**
+ * All patches of one id in one batch, folded in array order: the last given label,
+ * data merged key by key, every fix (for history) and the newest fix (for the current
+ * location; equal times: the later entry wins).
+ */
+export interface FoldedPatch {
+  id: string;
+  label?: string | null;
+  data?: DataPatch;
+  fixes: Location[];
+  latest: Location | null;
+}
+
+/** What one write did to one object: feeds geofences, events and metrics. */
+export interface ObjectChange {
+  realm: string;
+  id: string;
+  old: TrackedObject | null;
+  new: TrackedObject | null;
+  /** Fixes written to history by this write. */
+  history: Location[];
+  time: string;
+}
+
+export interface CircleShape {
+  cx: number;
+  cy: number;
+  r: number;
+}
+export interface RectangleShape {
+  w: number;
+  n: number;
+  e: number;
+  s: number;
+}
+export interface PolygonShape {
+  points: [number, number][];
+}
+export type Shape = CircleShape | RectangleShape | PolygonShape;
+export type ShapeType = 'circle' | 'rectangle' | 'polygon';
+
+export interface Area {
+  id: string;
+  label: string | null;
+  shape: Shape;
+  data: Data;
+}
+
+export interface AreaCreate {
+  id: string;
+  label: string | null;
+  shape: Shape;
+  data: Data;
+}
+
+export interface AreaPatch {
+  label?: string | null;
+  shape?: Shape;
+  data?: DataPatch;
+}
+
+export interface AreaChange {
+  realm: string;
+  id: string;
+  old: Area | null;
+  new: Area | null;
+}
+
+export type Scope = 'read' | 'write' | 'admin';
+
+export interface RealmSettings {
+  /** Seconds without a location after which an object is `dis`. */
+  connectionTimeout: number;
+  /** Days of history kept; 0 keeps everything. */
+  historyRetentionDays: number;
+  /** Requests per second per token; null uses the server default. */
+  rateLimit: number | null;
+}
+
+export interface Realm {
+  id: string;
+  settings: RealmSettings;
+  created: string;
+}
+
+export interface TokenRecord {
+  id: string;
+  realm: string;
+  /** Hex SHA-256 of the secret; the secret itself is never stored. */
+  hash: string;
+  scope: Scope;
+  created: string;
+}
+
+export type ConnectionStatus = 'con' | 'dis';

@@ -1,0 +1,70 @@
+/**
+ * The one error catalogue. Every failure the service reports is a LocusError with a
+ * stable code; this table alone decides its HTTP status, its v1 `dat.code` (the same
+ * code) and, for connection-level failures, the WebSocket close code.
+ * Foreign errors (SQLite, MongoDB, express body parser) are mapped to these once, at
+ * the adapter boundary.
+ */
+export const errorCatalogue = {
+  invalid_request: { status: 400 },
+  invalid_json: { status: 400 },
+  invalid_id: { status: 400 },
+  invalid_location: { status: 400 },
+  invalid_data: { status: 400 },
+  invalid_shape: { status: 400 },
+  invalid_filter: { status: 400 },
+  invalid_query: { status: 400 },
+  invalid_cursor: { status: 400 },
+  invalid_settings: { status: 400 },
+  unauthorized: { status: 401, closeCode: 4401 },
+  forbidden: { status: 403, closeCode: 4403 },
+  not_found: { status: 404 },
+  method_not_allowed: { status: 405 },
+  conflict: { status: 409 },
+  too_large: { status: 413, closeCode: 1009 },
+  unsupported_media_type: { status: 415 },
+  rate_limited: { status: 429, closeCode: 4429 },
+  internal: { status: 500, closeCode: 1011 },
+  unavailable: { status: 503, closeCode: 1013 },
+} as const satisfies Record<string, { status: number; closeCode?: number }>;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+export class LocusError extends Error {
+  override readonly name: string = 'LocusError';
+  readonly code: ErrorCode;
+  /** Extra response headers this error asks for (e.g. Retry-After). */
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; headers?: Record<string, string> }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.headers = options?.headers ?? {};
+  }
+
+  get status(): number {
+    return errorCatalogue[this.code].status;
+  }
+}
+
+export const invalid = (message: string, code: ErrorCode = 'invalid_request'): LocusError =>
+  new LocusError(code, message);
+export const notFound = (message: string): LocusError => new LocusError('not_found', message);
+export const conflict = (message: string): LocusError => new LocusError('conflict', message);
+export const tooLarge = (message: string): LocusError => new LocusError('too_large', message);
+
+/** Maps anything thrown to a LocusError; unknown errors become `internal` without leaking their text. */
+export function toLocusError(err: unknown): LocusError {
+  if (err instanceof LocusError) return err;
+  return new LocusError('internal', 'internal error', { cause: err });
+}
+
+/** The v2 error body. */
+export function errorBody(err: LocusError): { result: 'error'; error: { code: ErrorCode; message: string } } {
+  return { result: 'error', error: { code: err.code, message: err.message } };
+}
+
+export function closeCodeOf(err: LocusError): number {
+  const entry: { closeCode?: number } = errorCatalogue[err.code];
+  return entry.closeCode ?? 1008;
+}

@@ -1,0 +1,93 @@
+/**
+ * The store port: everything the services need from persistence. The SQLite adapter
+ * (embedded mode) and the MongoDB adapter (cluster mode) both implement it, and one
+ * contract test suite (internal/store/contract.ts) is run against each.
+ *
+ * Adapters translate their own errors into LocusError once (unique violation ->
+ * `conflict`, and so on). Merge rules are not the adapter's: it reads the old state,
+ * calls the pure functions of internal/domain and writes the result atomically.
+ */
+import type {
+  Area,
+  AreaChange,
+  AreaCreate,
+  AreaPatch,
+  ObjectChange,
+  ObjectPatch,
+  Realm,
+  RealmSettings,
+  TokenRecord,
+  TrackedObject,
+} from '../domain/types.js';
+
+export interface Page<T> {
+  items: T[];
+  /** Opaque cursor for the next page, or null when this page is the last. */
+  next: string | null;
+}
+
+export interface ObjectListQuery {
+  /** 1..10000 */
+  limit: number;
+  /** A cursor returned by a previous page. */
+  cursor?: string;
+}
+
+export interface AreaListQuery {
+  limit: number;
+  cursor?: string;
+}
+
+export interface RealmStore {
+  /** Creates the realm, or replaces its settings when it exists. */
+  put(id: string, settings: RealmSettings, now: string): Promise<{ realm: Realm; created: boolean }>;
+  get(id: string): Promise<Realm | null>;
+  list(): Promise<Realm[]>;
+  /** Deletes the realm with all its objects, areas, history and tokens. False when it did not exist. */
+  delete(id: string): Promise<boolean>;
+}
+
+export interface TokenStore {
+  create(token: TokenRecord): Promise<void>;
+  findByHash(hash: string): Promise<TokenRecord | null>;
+  listByRealm(realm: string): Promise<TokenRecord[]>;
+  /** False when the realm has no such token. */
+  delete(realm: string, id: string): Promise<boolean>;
+}
+
+export interface ObjectStore {
+  /**
+   * Applies a batch of patches atomically (all or nothing), in array order; several
+   * patches of one id are that object's history (see domain/object.ts foldPatches).
+   * `now` is the server receive time. Returns one change per distinct id, in the
+   * order the ids first appear.
+   */
+  upsertMany(realm: string, patches: ObjectPatch[], now: string): Promise<ObjectChange[]>;
+  get(realm: string, id: string): Promise<TrackedObject | null>;
+  /** Objects in id order (Unicode code point order). */
+  list(realm: string, query: ObjectListQuery): Promise<Page<TrackedObject>>;
+  /** Deletes the object and its history; null when it did not exist. */
+  delete(realm: string, id: string, now: string): Promise<ObjectChange | null>;
+}
+
+export interface AreaStore {
+  /** Throws `conflict` when the id exists. */
+  create(realm: string, area: AreaCreate): Promise<AreaChange>;
+  /** Throws `not_found` when missing. Merge rules from domain/area.ts. */
+  update(realm: string, id: string, patch: AreaPatch): Promise<AreaChange>;
+  get(realm: string, id: string): Promise<Area | null>;
+  /** Areas in id order. */
+  list(realm: string, query: AreaListQuery): Promise<Page<Area>>;
+  /** Null when it did not exist. */
+  delete(realm: string, id: string): Promise<AreaChange | null>;
+}
+
+export interface Store {
+  readonly realms: RealmStore;
+  readonly tokens: TokenStore;
+  readonly objects: ObjectStore;
+  readonly areas: AreaStore;
+  /** Resolves when the store can serve requests (readiness). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
