@@ -65,6 +65,6 @@ export function errorBody(err: LocusError): { result: 'error'; error: { code: Er
 }
 
 export function closeCodeOf(err: LocusError): number {
-  const entry: { closeCode?: number } = errorCatalogue[err.code];
-  return entry.closeCode ?? 1008;
+  const entry = errorCatalogue[err.code];
+  return 'closeCode' in entry ? entry.closeCode : 1008;
 }

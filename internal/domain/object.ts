@@ -13,14 +13,14 @@ export function mergeData(old: Data, patch: DataPatch | undefined): Data {
     if (value === null) merged.delete(key);
     else merged.set(key, value);
   }
-  return Object.fromEntries(merged) as Data;
+  return Object.fromEntries(merged);
 }
 
 /** Merges two data patches (b after a), keeping nulls so that they still remove keys. */
 function combineDataPatches(a: DataPatch | undefined, b: DataPatch | undefined): DataPatch | undefined {
   if (a === undefined) return b;
   if (b === undefined) return a;
-  return Object.fromEntries([...Object.entries(a), ...Object.entries(b)]) as DataPatch;
+  return Object.fromEntries([...Object.entries(a), ...Object.entries(b)]);
 }
 
 /** True when fix `a` is at least as new as `b` (equal times: the later write wins). */

@@ -1,0 +1,14 @@
+#!/usr/bin/env node
+/** The `locus` command: admin CLI, and `locus serve` to run the server. */
+import { runCli } from '../internal/cli/admin-cli.js';
+import { runServer } from '../internal/run-server.js';
+
+const argv = process.argv.slice(2);
+if (argv[0] === 'serve') {
+  await runServer(argv.slice(1));
+} else {
+  process.exitCode = await runCli(argv, process.env, {
+    out: (line) => process.stdout.write(line + '\n'),
+    err: (line) => process.stderr.write(line + '\n'),
+  });
+}

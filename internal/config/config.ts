@@ -1,0 +1,135 @@
+/**
+ * One typed configuration, read from environment variables and `locus serve` flags
+ * (a flag wins over its variable). An invalid value stops start-up with a message
+ * naming the variable.
+ */
+export interface Config {
+  host: string;
+  httpPort: number;
+  tcpPort: number;
+  /** `sqlite:<path>` (embedded; `sqlite::memory:` for a throwaway store). */
+  store: string;
+  bus: string;
+  adminToken: string | null;
+  maxBodyBytes: number;
+  maxBulk: number;
+  maxPage: number;
+  maxVertices: number;
+  maxFilterConditions: number;
+  /** Requests per second per token (token bucket refill rate). */
+  rateLimit: number;
+  /** Bucket size: how many requests a token may send at once. */
+  rateBurst: number;
+  logLevel: string;
+  /** Create realm `demo` and print a token when the store holds no realm. */
+  demoRealm: boolean;
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+interface Setting {
+  env: string;
+  flag: string;
+  key: keyof Config;
+  kind: 'string' | 'port' | 'int' | 'bool' | 'optional-string';
+  def: string | number | boolean | null;
+  min?: number;
+}
+
+const settings: Setting[] = [
+  { env: 'LOCUS_HOST', flag: 'host', key: 'host', kind: 'string', def: '0.0.0.0' },
+  { env: 'LOCUS_HTTP_PORT', flag: 'http-port', key: 'httpPort', kind: 'port', def: 8080 },
+  { env: 'LOCUS_TCP_PORT', flag: 'tcp-port', key: 'tcpPort', kind: 'port', def: 7070 },
+  { env: 'LOCUS_STORE', flag: 'store', key: 'store', kind: 'string', def: 'sqlite:./data/locus.db' },
+  { env: 'LOCUS_BUS', flag: 'bus', key: 'bus', kind: 'string', def: 'local' },
+  { env: 'LOCUS_ADMIN_TOKEN', flag: 'admin-token', key: 'adminToken', kind: 'optional-string', def: null },
+  { env: 'LOCUS_MAX_BODY_BYTES', flag: 'max-body-bytes', key: 'maxBodyBytes', kind: 'int', def: 5 * 1024 * 1024, min: 1024 },
+  { env: 'LOCUS_MAX_BULK', flag: 'max-bulk', key: 'maxBulk', kind: 'int', def: 10_000, min: 1 },
+  { env: 'LOCUS_MAX_PAGE', flag: 'max-page', key: 'maxPage', kind: 'int', def: 10_000, min: 1 },
+  { env: 'LOCUS_MAX_POLYGON_VERTICES', flag: 'max-polygon-vertices', key: 'maxVertices', kind: 'int', def: 10_000, min: 3 },
+  { env: 'LOCUS_MAX_FILTER_CONDITIONS', flag: 'max-filter-conditions', key: 'maxFilterConditions', kind: 'int', def: 100, min: 1 },
+  { env: 'LOCUS_RATE_LIMIT', flag: 'rate-limit', key: 'rateLimit', kind: 'int', def: 1000, min: 1 },
+  { env: 'LOCUS_RATE_BURST', flag: 'rate-burst', key: 'rateBurst', kind: 'int', def: 2000, min: 1 },
+  { env: 'LOCUS_LOG_LEVEL', flag: 'log-level', key: 'logLevel', kind: 'string', def: 'info' },
+  { env: 'LOCUS_DEMO_REALM', flag: 'demo-realm', key: 'demoRealm', kind: 'bool', def: true },
+  { env: 'LOCUS_SHUTDOWN_TIMEOUT_MS', flag: 'shutdown-timeout-ms', key: 'shutdownTimeoutMs', kind: 'int', def: 10_000, min: 0 },
+];
+
+const logLevels = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+function parseValue(s: Setting, raw: string, source: string): string | number | boolean | null {
+  switch (s.kind) {
+    case 'string':
+    case 'optional-string':
+      if (raw === '') throw new ConfigError(`${source} must not be empty`);
+      return raw;
+    case 'bool':
+      if (raw === 'true' || raw === '1') return true;
+      if (raw === 'false' || raw === '0') return false;
+      throw new ConfigError(`${source} must be true or false, got "${raw}"`);
+    case 'port':
+    case 'int': {
+      if (!/^\d+$/.test(raw)) throw new ConfigError(`${source} must be a non-negative integer, got "${raw}"`);
+      const n = Number(raw);
+      if (s.kind === 'port' && n > 65535) throw new ConfigError(`${source} must be a port number 0..65535, got ${raw}`);
+      if (s.min !== undefined && n < s.min) throw new ConfigError(`${source} must be at least ${s.min}, got ${raw}`);
+      if (!Number.isSafeInteger(n)) throw new ConfigError(`${source} is too large`);
+      return n;
+    }
+  }
+}
+
+/** Parses `--name value` and `--name=value` flags. */
+function parseFlags(argv: readonly string[]): Map<string, string> {
+  const flags = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    if (!arg.startsWith('--')) throw new ConfigError(`unexpected argument "${arg}"`);
+    const eq = arg.indexOf('=');
+    if (eq > 0) {
+      flags.set(arg.slice(2, eq), arg.slice(eq + 1));
+    } else {
+      const value = argv[i + 1];
+      if (value === undefined) throw new ConfigError(`flag ${arg} needs a value`);
+      flags.set(arg.slice(2), value);
+      i++;
+    }
+  }
+  return flags;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[] = []): Config {
+  const flags = parseFlags(argv);
+  const known = new Set(settings.map((s) => s.flag));
+  for (const name of flags.keys()) {
+    if (!known.has(name)) throw new ConfigError(`unknown flag --${name}`);
+  }
+  const out: Record<string, unknown> = {};
+  for (const s of settings) {
+    const flag = flags.get(s.flag);
+    const fromEnv = env[s.env];
+    if (flag !== undefined) out[s.key] = parseValue(s, flag, `--${s.flag}`);
+    else if (fromEnv !== undefined) out[s.key] = parseValue(s, fromEnv, s.env);
+    else out[s.key] = s.def;
+  }
+  const config = out as unknown as Config;
+  if (!logLevels.has(config.logLevel)) {
+    throw new ConfigError(`LOCUS_LOG_LEVEL must be one of ${[...logLevels].join(', ')}, got "${config.logLevel}"`);
+  }
+  if (!config.store.startsWith('sqlite:') || config.store.length === 'sqlite:'.length) {
+    throw new ConfigError(`LOCUS_STORE must be sqlite:<path> (the MongoDB store comes with cluster mode), got "${config.store}"`);
+  }
+  if (config.bus !== 'local') throw new ConfigError(`LOCUS_BUS must be "local" (nats comes with cluster mode), got "${config.bus}"`);
+  if (config.adminToken !== null && config.adminToken.length < 16) {
+    throw new ConfigError('LOCUS_ADMIN_TOKEN must be at least 16 characters');
+  }
+  return config;
+}
+
+/** The configuration tests start from: ephemeral ports, defaults elsewhere. */
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return { ...loadConfig({}), httpPort: 0, tcpPort: 0, host: '127.0.0.1', logLevel: 'silent', demoRealm: false, ...overrides };
+}

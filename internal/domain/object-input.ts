@@ -1,0 +1,98 @@
+/** Object write bodies (single create-or-update and bulk). Pure. */
+import { invalid, LocusError } from '../errors.js';
+import { parseDataPatch } from './data.js';
+import { containerName, describe, hasLoneSurrogate, keyPath, parseId, parseIdAt, quote, requireObject } from './ids.js';
+import { parseLocation } from './location.js';
+import type { ObjectPatch } from './types.js';
+
+/** Longest label, in characters (Unicode code points). */
+export const MAX_LABEL_CHARS = 1024;
+
+/** A label: a string of at most 1024 characters (valid Unicode), or null to clear it. */
+export function parseLabel(value: unknown, path: string): string | null {
+  if (value === null) return null;
+  if (typeof value !== 'string') {
+    throw invalid(`${path} must be a string or null (got ${describe(value)})`);
+  }
+  // Code points never outnumber UTF-16 code units; count them only when it matters.
+  if (value.length > MAX_LABEL_CHARS && (value.length > 2 * MAX_LABEL_CHARS || [...value].length > MAX_LABEL_CHARS)) {
+    throw invalid(`${path} is too long: at most ${MAX_LABEL_CHARS} characters are allowed`);
+  }
+  if (hasLoneSurrogate(value)) throw invalid(`${path} holds an unpaired UTF-16 surrogate (not valid Unicode)`);
+  return value;
+}
+
+/** The optional label/location/data of an object body or bulk entry at `where` ('' is the top level). */
+function parseFields(object: Record<string, unknown>, where: string, now: string, patch: ObjectPatch): ObjectPatch {
+  for (const [key, value] of Object.entries(object)) {
+    if (value === undefined) continue; // not JSON; counts as absent
+    const path = keyPath(where, key);
+    switch (key) {
+      case 'id':
+        break; // checked by the caller
+      case 'label':
+        patch.label = parseLabel(value, path);
+        break;
+      case 'location':
+        if (value === null) {
+          throw invalid(`${path} must be a location object; null is not allowed (omit the key to keep the location)`, 'invalid_location');
+        }
+        patch.location = parseLocation(value, now, path);
+        break;
+      case 'data':
+        patch.data = parseDataPatch(value, path);
+        break;
+      default:
+        throw invalid(`unknown key ${quote(key)} in ${containerName(where)}; allowed: id, label, location, data`);
+    }
+  }
+  return patch;
+}
+
+/**
+ * The body of a single create-or-update: a JSON object with optional label (string ≤ 1024
+ * characters, or null to clear), location (a fix; null is a 400) and data (merged; null
+ * removes a key). An `id` key is allowed only when it equals the path id. A location
+ * without time is stamped `now`.
+ */
+export function parseObjectBody(body: unknown, pathId: string, now: string): ObjectPatch {
+  const id = parseId(pathId, 'object');
+  const object = requireObject(body, '', 'invalid_request');
+  const given = object.id;
+  if (given !== undefined && given !== id) {
+    throw invalid(
+      `id in the request body (${describe(given)}) differs from the id in the path (${quote(id)}); omit it or make them equal`,
+      'invalid_id',
+    );
+  }
+  return parseFields(object, '', now, { id });
+}
+
+/**
+ * The body of a bulk write: `{"objects": [...]}` and nothing else. More than `maxEntries`
+ * entries is `too_large`. Each entry: id required, optional label, location and data as
+ * in parseObjectBody. Any invalid entry rejects the whole request, naming `objects[i]`.
+ */
+export function parseBulkBody(body: unknown, now: string, maxEntries: number): ObjectPatch[] {
+  const object = requireObject(body, '', 'invalid_request');
+  for (const key of Object.keys(object)) {
+    if (key !== 'objects') throw invalid(`unknown key ${quote(key)} in the request body; a bulk body is {"objects": [...]}`);
+  }
+  const objects = object.objects;
+  if (objects === undefined) throw invalid('objects is required: a bulk body is {"objects": [...]}');
+  if (!Array.isArray(objects)) throw invalid(`objects must be an array of objects (got ${describe(objects)})`);
+  const entries: unknown[] = objects;
+  if (entries.length > maxEntries) {
+    throw new LocusError(
+      'too_large',
+      `objects has ${entries.length} entries; at most ${maxEntries} are allowed in one request`,
+    );
+  }
+  return entries.map((entry, i) => {
+    const where = `objects[${i}]`;
+    const fields = requireObject(entry, where, 'invalid_request');
+    if (fields.id === undefined) throw invalid(`${where}.id is required`, 'invalid_id');
+    const id = parseIdAt(fields.id, `${where}.id`);
+    return parseFields(fields, where, now, { id });
+  });
+}

@@ -1,0 +1,52 @@
+/** Area use cases. */
+import { parseAreaCreate, parseAreaPatch } from '../domain/area-input.js';
+import { parseId } from '../domain/ids.js';
+import { parsePageQuery, rejectUnknownParams } from '../domain/list-query.js';
+import type { AreaChange, Realm } from '../domain/types.js';
+import { notFound } from '../errors.js';
+import type { Store } from '../store/port.js';
+import { areaListEntry, areaView, type AreaListEntry, type AreaView } from './views.js';
+
+export interface AreaLimits {
+  maxPage: number;
+  maxVertices: number;
+}
+
+export class AreaService {
+  constructor(
+    private readonly store: Store,
+    private readonly limits: AreaLimits,
+  ) {}
+
+  /** 409 when the id exists. */
+  create(realm: Realm, id: string, body: unknown): Promise<AreaChange> {
+    const areaId = parseId(id, 'area');
+    return this.store.areas.create(realm.id, parseAreaCreate(areaId, body, this.limits.maxVertices));
+  }
+
+  /** Partial update; 404 when missing. */
+  update(realm: Realm, id: string, body: unknown): Promise<AreaChange> {
+    const areaId = parseId(id, 'area');
+    return this.store.areas.update(realm.id, areaId, parseAreaPatch(areaId, body, this.limits.maxVertices));
+  }
+
+  async get(realm: Realm, id: string): Promise<AreaView> {
+    const areaId = parseId(id, 'area');
+    const area = await this.store.areas.get(realm.id, areaId);
+    if (area === null) throw notFound(`area ${areaId} not found`);
+    return areaView(area);
+  }
+
+  async list(realm: Realm, params: Record<string, unknown>): Promise<{ entries: AreaListEntry[]; next: string | null }> {
+    rejectUnknownParams(params, ['limit', 'cursor']);
+    const page = await this.store.areas.list(realm.id, parsePageQuery(params, this.limits));
+    return { entries: page.items.map(areaListEntry), next: page.next };
+  }
+
+  async delete(realm: Realm, id: string): Promise<AreaChange> {
+    const areaId = parseId(id, 'area');
+    const change = await this.store.areas.delete(realm.id, areaId);
+    if (change === null) throw notFound(`area ${areaId} not found`);
+    return change;
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * Response shapes of objects and areas, shared by REST v2 and the v1 action protocol
+ * (a v1 `loc` event carries the object as GET returns it).
+ */
+import { shapeTypeOf } from '../domain/area.js';
+import { connectionStatus } from '../domain/object.js';
+import type { Area, ConnectionStatus, Data, Location, Shape, ShapeType, TrackedObject } from '../domain/types.js';
+
+export interface ObjectView {
+  id: string;
+  label: string | null;
+  location: Location | null;
+  data: Data;
+  connectionStatus: ConnectionStatus;
+}
+
+export interface ObjectListEntry {
+  id: string;
+  label: string | null;
+  data?: Data;
+  connectionStatus: ConnectionStatus;
+}
+
+export interface AreaView {
+  id: string;
+  label: string | null;
+  shape: Shape;
+  data: Data;
+}
+
+export interface AreaListEntry {
+  id: string;
+  label: string | null;
+  shapeType: ShapeType;
+}
+
+export function objectView(obj: TrackedObject, nowMs: number, timeoutSeconds: number): ObjectView {
+  return {
+    id: obj.id,
+    label: obj.label,
+    location: obj.location,
+    data: obj.data,
+    connectionStatus: connectionStatus(obj, nowMs, timeoutSeconds),
+  };
+}
+
+/** Only the named data fields that the object has. */
+function pick(data: Data, fields: readonly string[]): Data {
+  const out: [string, string | number | boolean][] = [];
+  for (const field of fields) {
+    if (Object.hasOwn(data, field)) out.push([field, data[field] as string | number | boolean]);
+  }
+  return Object.fromEntries(out);
+}
+
+export function objectListEntry(
+  obj: TrackedObject,
+  fields: readonly string[] | null,
+  nowMs: number,
+  timeoutSeconds: number,
+): ObjectListEntry {
+  const status = connectionStatus(obj, nowMs, timeoutSeconds);
+  if (fields === null) return { id: obj.id, label: obj.label, connectionStatus: status };
+  return { id: obj.id, label: obj.label, data: pick(obj.data, fields), connectionStatus: status };
+}
+
+export function areaView(area: Area): AreaView {
+  return { id: area.id, label: area.label, shape: area.shape, data: area.data };
+}
+
+export function areaListEntry(area: Area): AreaListEntry {
+  return { id: area.id, label: area.label, shapeType: shapeTypeOf(area.shape) };
+}
+
+/** A JSON object keyed by id (clients must not rely on key order; see docs/api.md). */
+export function keyedById<T extends { id: string }>(entries: readonly T[]): Record<string, T> {
+  return Object.fromEntries(entries.map((entry) => [entry.id, entry]));
+}

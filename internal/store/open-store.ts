@@ -1,0 +1,11 @@
+/** Opens the store named by LOCUS_STORE. */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Store } from './port.js';
+import { openSqliteStore } from './sqlite/sqlite-store.js';
+
+export function openStore(url: string): Store {
+  const path = url.slice('sqlite:'.length);
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  return openSqliteStore(path);
+}

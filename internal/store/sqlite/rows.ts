@@ -1,0 +1,63 @@
+/**
+ * Row shapes of the SQLite tables and their conversion to domain values. JSON columns
+ * are parsed with JSON.parse, which makes every key (`__proto__` included) an ordinary
+ * own property.
+ */
+import type { Area, Data, Location, Realm, RealmSettings, Scope, Shape, TokenRecord, TrackedObject } from '../../domain/types.js';
+
+export interface ObjectRow {
+  rowid: number;
+  id: string;
+  label: string | null;
+  location: string | null;
+  seen: string | null;
+  data: string;
+}
+
+export interface AreaRow {
+  id: string;
+  label: string | null;
+  shape: string;
+  data: string;
+}
+
+export interface RealmRow {
+  id: string;
+  settings: string;
+  created: string;
+}
+
+export interface TokenRow {
+  id: string;
+  realm: string;
+  hash: string;
+  scope: string;
+  created: string;
+}
+
+export function objectFromRow(row: ObjectRow): TrackedObject {
+  return {
+    id: row.id,
+    label: row.label,
+    location: row.location === null ? null : (JSON.parse(row.location) as Location),
+    data: JSON.parse(row.data) as Data,
+    seen: row.seen,
+  };
+}
+
+export function areaFromRow(row: AreaRow): Area {
+  return {
+    id: row.id,
+    label: row.label,
+    shape: JSON.parse(row.shape) as Shape,
+    data: JSON.parse(row.data) as Data,
+  };
+}
+
+export function realmFromRow(row: RealmRow): Realm {
+  return { id: row.id, settings: JSON.parse(row.settings) as RealmSettings, created: row.created };
+}
+
+export function tokenFromRow(row: TokenRow): TokenRecord {
+  return { id: row.id, realm: row.realm, hash: row.hash, scope: row.scope as Scope, created: row.created };
+}

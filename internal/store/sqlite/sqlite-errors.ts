@@ -1,0 +1,36 @@
+/**
+ * Translation of SQLite errors into the error catalogue, done once at the adapter
+ * boundary. Constraint violations become `conflict` only where the caller names what
+ * conflicted (the callers know which key can collide); a busy or locked database is
+ * `unavailable`; anything else becomes `internal` without leaking SQLite's text.
+ */
+import Database from 'better-sqlite3';
+import { LocusError, toLocusError } from '../../errors.js';
+
+const UNIQUE_CODES = new Set(['SQLITE_CONSTRAINT_PRIMARYKEY', 'SQLITE_CONSTRAINT_UNIQUE']);
+const BUSY_CODES = new Set(['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_TIMEOUT', 'SQLITE_LOCKED']);
+
+/** True for a primary-key or unique-index violation. */
+export function isUniqueViolation(err: unknown): boolean {
+  return err instanceof Database.SqliteError && UNIQUE_CODES.has(err.code);
+}
+
+export function translateSqliteError(err: unknown): LocusError {
+  if (err instanceof LocusError) return err;
+  if (err instanceof Database.SqliteError && BUSY_CODES.has(err.code)) {
+    return new LocusError('unavailable', 'store is busy', { cause: err });
+  }
+  return toLocusError(err);
+}
+
+/**
+ * Runs a synchronous store operation and settles a promise with its result, its
+ * errors translated. better-sqlite3 is synchronous; the port is asynchronous.
+ */
+export function settle<T>(operation: () => T): Promise<T> {
+  try {
+    return Promise.resolve(operation());
+  } catch (err) {
+    return Promise.reject(translateSqliteError(err));
+  }
+}

@@ -1,0 +1,389 @@
+/**
+ * The SQLite adapter of the store port (embedded mode), on better-sqlite3.
+ *
+ * One database file holds every realm. Statements are prepared once per store; every
+ * multi-statement operation runs in one transaction. Merge rules are the domain's
+ * (foldPatches, applyPatch, applyAreaPatch): the adapter reads the old state, applies
+ * them and writes the result. better-sqlite3 is synchronous, so each operation runs to
+ * completion before its promise settles, and transactions never interleave.
+ */
+import Database from 'better-sqlite3';
+import type { Statement } from 'better-sqlite3';
+import { invalid, LocusError, notFound } from '../../errors.js';
+import { applyAreaPatch } from '../../domain/area.js';
+import { applyPatch, foldPatches } from '../../domain/object.js';
+import type {
+  Area,
+  AreaChange,
+  AreaCreate,
+  AreaPatch,
+  ObjectChange,
+  ObjectPatch,
+  Realm,
+  RealmSettings,
+  TokenRecord,
+  TrackedObject,
+} from '../../domain/types.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
+import type { AreaListQuery, AreaStore, ObjectListQuery, ObjectStore, Page, RealmStore, Store, TokenStore } from '../port.js';
+import {
+  areaFromRow,
+  objectFromRow,
+  realmFromRow,
+  tokenFromRow,
+  type AreaRow,
+  type ObjectRow,
+  type RealmRow,
+  type TokenRow,
+} from './rows.js';
+import { configure, migrate } from './schema.js';
+import { isUniqueViolation, settle } from './sqlite-errors.js';
+
+type Db = Database.Database;
+
+const MAX_PAGE = 10_000;
+
+/** The id after which a page starts ('' sorts before every id, since ids are never empty). */
+function pageStart(query: { limit: number; cursor?: string }): string {
+  if (!Number.isInteger(query.limit) || query.limit < 1 || query.limit > MAX_PAGE) {
+    throw invalid(`limit must be an integer from 1 to ${MAX_PAGE}`, 'invalid_query');
+  }
+  return query.cursor === undefined ? '' : decodeCursor(query.cursor);
+}
+
+/** Builds a page from up to limit + 1 rows: the extra row only says that more remain. */
+function toPage<R extends { id: string }, T>(rows: R[], limit: number, convert: (row: R) => T): Page<T> {
+  const more = rows.length > limit;
+  const kept = more ? rows.slice(0, limit) : rows;
+  const last = kept[kept.length - 1];
+  return { items: kept.map(convert), next: more && last !== undefined ? encodeCursor(last.id) : null };
+}
+
+class SqliteRealmStore implements RealmStore {
+  private readonly selectOne: Statement<[string], RealmRow>;
+  private readonly selectAll: Statement<[], RealmRow>;
+  private readonly insert: Statement<[string, string, string]>;
+  private readonly updateSettings: Statement<[string, string]>;
+  private readonly putTx: (id: string, settings: RealmSettings, now: string) => { realm: Realm; created: boolean };
+  private readonly deleteTx: (id: string) => boolean;
+
+  constructor(db: Db) {
+    this.selectOne = db.prepare<[string], RealmRow>('SELECT id, settings, created FROM realms WHERE id = ?');
+    this.selectAll = db.prepare<[], RealmRow>('SELECT id, settings, created FROM realms ORDER BY id');
+    this.insert = db.prepare<[string, string, string]>('INSERT INTO realms (id, settings, created) VALUES (?, ?, ?)');
+    this.updateSettings = db.prepare<[string, string]>('UPDATE realms SET settings = ? WHERE id = ?');
+    const deleteRealmData = [
+      db.prepare<[string]>('DELETE FROM history WHERE realm = ?'),
+      db.prepare<[string]>('DELETE FROM objects WHERE realm = ?'),
+      db.prepare<[string]>('DELETE FROM areas WHERE realm = ?'),
+      db.prepare<[string]>('DELETE FROM tokens WHERE realm = ?'),
+    ];
+    const deleteRealm = db.prepare<[string]>('DELETE FROM realms WHERE id = ?');
+
+    this.putTx = db.transaction((id: string, settings: RealmSettings, now: string) => {
+      const existing = this.selectOne.get(id);
+      const json = JSON.stringify(settings);
+      if (existing === undefined) {
+        this.insert.run(id, json, now);
+        return { realm: { id, settings, created: now }, created: true };
+      }
+      this.updateSettings.run(json, id);
+      return { realm: { id, settings, created: existing.created }, created: false };
+    });
+    this.deleteTx = db.transaction((id: string) => {
+      for (const statement of deleteRealmData) statement.run(id);
+      return deleteRealm.run(id).changes > 0;
+    });
+  }
+
+  put(id: string, settings: RealmSettings, now: string): Promise<{ realm: Realm; created: boolean }> {
+    return settle(() => this.putTx(id, settings, now));
+  }
+
+  get(id: string): Promise<Realm | null> {
+    return settle(() => {
+      const row = this.selectOne.get(id);
+      return row === undefined ? null : realmFromRow(row);
+    });
+  }
+
+  list(): Promise<Realm[]> {
+    return settle(() => this.selectAll.all().map(realmFromRow));
+  }
+
+  delete(id: string): Promise<boolean> {
+    return settle(() => this.deleteTx(id));
+  }
+}
+
+class SqliteTokenStore implements TokenStore {
+  private readonly insert: Statement<[string, string, string, string, string]>;
+  private readonly selectByHash: Statement<[string], TokenRow>;
+  private readonly selectByRealm: Statement<[string], TokenRow>;
+  private readonly deleteOne: Statement<[string, string]>;
+
+  constructor(db: Db) {
+    const columns = 'id, realm, hash, scope, created';
+    this.insert = db.prepare(`INSERT INTO tokens (${columns}) VALUES (?, ?, ?, ?, ?)`);
+    this.selectByHash = db.prepare(`SELECT ${columns} FROM tokens WHERE hash = ?`);
+    this.selectByRealm = db.prepare(`SELECT ${columns} FROM tokens WHERE realm = ? ORDER BY created, id`);
+    this.deleteOne = db.prepare('DELETE FROM tokens WHERE realm = ? AND id = ?');
+  }
+
+  create(token: TokenRecord): Promise<void> {
+    return settle(() => {
+      try {
+        this.insert.run(token.id, token.realm, token.hash, token.scope, token.created);
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new LocusError('conflict', 'token already exists', { cause: err });
+        throw err;
+      }
+    });
+  }
+
+  findByHash(hash: string): Promise<TokenRecord | null> {
+    return settle(() => {
+      const row = this.selectByHash.get(hash);
+      return row === undefined ? null : tokenFromRow(row);
+    });
+  }
+
+  listByRealm(realm: string): Promise<TokenRecord[]> {
+    return settle(() => this.selectByRealm.all(realm).map(tokenFromRow));
+  }
+
+  delete(realm: string, id: string): Promise<boolean> {
+    return settle(() => this.deleteOne.run(realm, id).changes > 0);
+  }
+}
+
+type ObjectValues = [
+  label: string | null,
+  lon: number | null,
+  lat: number | null,
+  location: string | null,
+  locTime: string | null,
+  seen: string | null,
+  data: string,
+];
+
+class SqliteObjectStore implements ObjectStore {
+  private readonly selectOne: Statement<[string, string], ObjectRow>;
+  private readonly selectPage: Statement<[string, string, number], ObjectRow>;
+  private readonly upsertTx: (realm: string, patches: readonly ObjectPatch[], now: string) => ObjectChange[];
+  private readonly deleteTx: (realm: string, id: string, now: string) => ObjectChange | null;
+
+  constructor(db: Db) {
+    const columns = 'rowid, id, label, location, seen, data';
+    this.selectOne = db.prepare(`SELECT ${columns} FROM objects WHERE realm = ? AND id = ?`);
+    this.selectPage = db.prepare(`SELECT ${columns} FROM objects WHERE realm = ? AND id > ? ORDER BY id LIMIT ?`);
+    const insert = db.prepare<[string, string, ...ObjectValues]>(
+      'INSERT INTO objects (realm, id, label, lon, lat, location, loc_time, seen, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    // Updated in place (never INSERT OR REPLACE): the rowid, which spatial and text
+    // indexes key on, stays the same for the object's whole life.
+    const update = db.prepare<[...ObjectValues, number]>(
+      'UPDATE objects SET label = ?, lon = ?, lat = ?, location = ?, loc_time = ?, seen = ?, data = ? WHERE rowid = ?',
+    );
+    // Key (realm, object_id, time): a second fix with an equal time replaces the first.
+    const insertFix = db.prepare<[string, string, string, string]>(
+      'INSERT OR REPLACE INTO history (realm, object_id, time, location) VALUES (?, ?, ?, ?)',
+    );
+    const deleteRow = db.prepare<[number]>('DELETE FROM objects WHERE rowid = ?');
+    const deleteHistory = db.prepare<[string, string]>('DELETE FROM history WHERE realm = ? AND object_id = ?');
+
+    this.upsertTx = db.transaction((realm: string, patches: readonly ObjectPatch[], now: string) => {
+      const changes: ObjectChange[] = [];
+      for (const folded of foldPatches(patches)) {
+        const row = this.selectOne.get(realm, folded.id);
+        const old = row === undefined ? null : objectFromRow(row);
+        const next = applyPatch(old, folded, now);
+
+        // Each fix is serialised once, for history and (when it became current) for the row.
+        let locationJson: string | null = null;
+        for (const fix of folded.fixes) {
+          const json = JSON.stringify(fix);
+          if (fix === next.location) locationJson = json;
+          insertFix.run(realm, folded.id, fix.time, json);
+        }
+        const location = next.location;
+        if (location === null) locationJson = null;
+        else if (row !== undefined && old !== null && location === old.location) locationJson = row.location;
+        else locationJson ??= JSON.stringify(location);
+        // Unchanged data keeps its stored text (mergeData returns the same object).
+        const dataJson = row !== undefined && old !== null && next.data === old.data ? row.data : JSON.stringify(next.data);
+
+        const values: ObjectValues = [
+          next.label,
+          location === null ? null : location.longitude,
+          location === null ? null : location.latitude,
+          locationJson,
+          location === null ? null : location.time,
+          next.seen,
+          dataJson,
+        ];
+        if (row === undefined) insert.run(realm, folded.id, ...values);
+        else update.run(...values, row.rowid);
+
+        changes.push({ realm, id: folded.id, old, new: next, history: folded.fixes, time: now });
+      }
+      return changes;
+    });
+
+    this.deleteTx = db.transaction((realm: string, id: string, now: string) => {
+      const row = this.selectOne.get(realm, id);
+      if (row === undefined) return null;
+      deleteRow.run(row.rowid);
+      deleteHistory.run(realm, id);
+      const change: ObjectChange = { realm, id, old: objectFromRow(row), new: null, history: [], time: now };
+      return change;
+    });
+  }
+
+  upsertMany(realm: string, patches: ObjectPatch[], now: string): Promise<ObjectChange[]> {
+    return settle(() => this.upsertTx(realm, patches, now));
+  }
+
+  get(realm: string, id: string): Promise<TrackedObject | null> {
+    return settle(() => {
+      const row = this.selectOne.get(realm, id);
+      return row === undefined ? null : objectFromRow(row);
+    });
+  }
+
+  list(realm: string, query: ObjectListQuery): Promise<Page<TrackedObject>> {
+    return settle(() => {
+      const after = pageStart(query);
+      return toPage(this.selectPage.all(realm, after, query.limit + 1), query.limit, objectFromRow);
+    });
+  }
+
+  delete(realm: string, id: string, now: string): Promise<ObjectChange | null> {
+    return settle(() => this.deleteTx(realm, id, now));
+  }
+}
+
+class SqliteAreaStore implements AreaStore {
+  private readonly selectOne: Statement<[string, string], AreaRow>;
+  private readonly selectPage: Statement<[string, string, number], AreaRow>;
+  private readonly insert: Statement<[string, string, string | null, string, string]>;
+  private readonly updateTx: (realm: string, id: string, patch: AreaPatch) => AreaChange;
+  private readonly deleteTx: (realm: string, id: string) => AreaChange | null;
+
+  constructor(db: Db) {
+    const columns = 'id, label, shape, data';
+    this.selectOne = db.prepare(`SELECT ${columns} FROM areas WHERE realm = ? AND id = ?`);
+    this.selectPage = db.prepare(`SELECT ${columns} FROM areas WHERE realm = ? AND id > ? ORDER BY id LIMIT ?`);
+    this.insert = db.prepare('INSERT INTO areas (realm, id, label, shape, data) VALUES (?, ?, ?, ?, ?)');
+    const update = db.prepare<[string | null, string, string, string, string]>(
+      'UPDATE areas SET label = ?, shape = ?, data = ? WHERE realm = ? AND id = ?',
+    );
+    const deleteOne = db.prepare<[string, string]>('DELETE FROM areas WHERE realm = ? AND id = ?');
+
+    this.updateTx = db.transaction((realm: string, id: string, patch: AreaPatch) => {
+      const row = this.selectOne.get(realm, id);
+      if (row === undefined) throw notFound(`area ${id} not found`);
+      const old = areaFromRow(row);
+      const next = applyAreaPatch(old, patch);
+      const shapeJson = next.shape === old.shape ? row.shape : JSON.stringify(next.shape);
+      const dataJson = next.data === old.data ? row.data : JSON.stringify(next.data);
+      update.run(next.label, shapeJson, dataJson, realm, id);
+      const change: AreaChange = { realm, id, old, new: next };
+      return change;
+    });
+
+    this.deleteTx = db.transaction((realm: string, id: string) => {
+      const row = this.selectOne.get(realm, id);
+      if (row === undefined) return null;
+      deleteOne.run(realm, id);
+      const change: AreaChange = { realm, id, old: areaFromRow(row), new: null };
+      return change;
+    });
+  }
+
+  create(realm: string, area: AreaCreate): Promise<AreaChange> {
+    return settle(() => {
+      try {
+        this.insert.run(realm, area.id, area.label, JSON.stringify(area.shape), JSON.stringify(area.data));
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new LocusError('conflict', `area ${area.id} already exists`, { cause: err });
+        throw err;
+      }
+      const created: Area = { id: area.id, label: area.label, shape: area.shape, data: area.data };
+      const change: AreaChange = { realm, id: area.id, old: null, new: created };
+      return change;
+    });
+  }
+
+  update(realm: string, id: string, patch: AreaPatch): Promise<AreaChange> {
+    return settle(() => this.updateTx(realm, id, patch));
+  }
+
+  get(realm: string, id: string): Promise<Area | null> {
+    return settle(() => {
+      const row = this.selectOne.get(realm, id);
+      return row === undefined ? null : areaFromRow(row);
+    });
+  }
+
+  list(realm: string, query: AreaListQuery): Promise<Page<Area>> {
+    return settle(() => {
+      const after = pageStart(query);
+      return toPage(this.selectPage.all(realm, after, query.limit + 1), query.limit, areaFromRow);
+    });
+  }
+
+  delete(realm: string, id: string): Promise<AreaChange | null> {
+    return settle(() => this.deleteTx(realm, id));
+  }
+}
+
+export class SqliteStore implements Store {
+  readonly realms: RealmStore;
+  readonly tokens: TokenStore;
+  readonly objects: ObjectStore;
+  readonly areas: AreaStore;
+  private readonly db: Db;
+  private readonly pingStatement: Statement<[], unknown>;
+
+  /** Opens (creating when missing) the database at `path`; `:memory:` for a private in-memory one. */
+  constructor(path: string) {
+    const db = new Database(path);
+    try {
+      configure(db);
+      migrate(db);
+      this.realms = new SqliteRealmStore(db);
+      this.tokens = new SqliteTokenStore(db);
+      this.objects = new SqliteObjectStore(db);
+      this.areas = new SqliteAreaStore(db);
+      this.pingStatement = db.prepare('SELECT 1');
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+    this.db = db;
+  }
+
+  ping(): Promise<void> {
+    return settle(() => {
+      if (!this.db.open) throw new LocusError('unavailable', 'store is closed');
+      this.pingStatement.get();
+    });
+  }
+
+  /** Checkpoints the WAL into the main file and closes the database. Closing twice is a no-op. */
+  close(): Promise<void> {
+    return settle(() => {
+      if (!this.db.open) return;
+      try {
+        this.db.pragma('wal_checkpoint(TRUNCATE)');
+      } finally {
+        this.db.close();
+      }
+    });
+  }
+}
+
+export function openSqliteStore(path: string): SqliteStore {
+  return new SqliteStore(path);
+}

@@ -1,0 +1,219 @@
+/**
+ * The express application: REST v2, the admin API and health endpoints. Handlers
+ * only translate HTTP to service calls; status codes come from the error catalogue.
+ */
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import type { Logger } from 'pino';
+import { bearerSecret, type Principal } from '../../auth/authenticator.js';
+import type { Realm, Scope } from '../../domain/types.js';
+import type { Access } from '../../service/access.js';
+import type { AreaService } from '../../service/areas.js';
+import type { ObjectService } from '../../service/objects.js';
+import type { RealmService } from '../../service/realms.js';
+import { keyedById } from '../../service/views.js';
+import type { Store } from '../../store/port.js';
+import { jsonBody } from './body.js';
+import { errorHandler, methodNotAllowed, notFoundHandler } from './errors.js';
+
+export interface RestDeps {
+  access: Access;
+  realms: RealmService;
+  objects: ObjectService;
+  areas: AreaService;
+  store: Store;
+  logger: Logger;
+  maxBodyBytes: number;
+  build: { version: string; buildDate: string };
+  /** False while shutting down: /readyz answers 503. */
+  isAccepting: () => boolean;
+}
+
+const success = { result: 'success' } as const;
+
+/** Reads a decoded path parameter (express decodes each encoded segment once). */
+function param(req: Request, name: string): string {
+  const value = (req.params as Record<string, string | undefined>)[name];
+  if (value === undefined) throw new Error(`route has no parameter ${name}`);
+  return value;
+}
+
+function realmOf(res: Response): Realm {
+  return res.locals.realm as Realm;
+}
+
+function principalOf(res: Response): Principal {
+  return res.locals.principal as Principal;
+}
+
+function query(req: Request): Record<string, unknown> {
+  return req.query;
+}
+
+const scopeFor = (method: string): Scope => (method === 'GET' || method === 'HEAD' ? 'read' : 'write');
+
+function authenticate(access: Access): RequestHandler {
+  return async (req, res, next) => {
+    res.locals.principal = await access.authenticate(bearerSecret(req.headers.authorization));
+    next();
+  };
+}
+
+function realmGate(access: Access): RequestHandler {
+  return async (req, res, next) => {
+    res.locals.realm = await access.enterRealm(principalOf(res), param(req, 'realm'), scopeFor(req.method));
+    next();
+  };
+}
+
+function adminGate(access: Access): RequestHandler {
+  return (_req, res, next) => {
+    access.enterAdmin(principalOf(res));
+    next();
+  };
+}
+
+function objectRoutes(deps: RestDeps, body: RequestHandler[]): Router {
+  const { objects } = deps;
+  const router = express.Router({ mergeParams: true });
+  router
+    .route('/object')
+    .get(async (req, res) => {
+      const page = await objects.list(realmOf(res), query(req));
+      if (page.next !== null) res.set('X-Next-Cursor', page.next);
+      res.json(keyedById(page.entries));
+    })
+    .post(...body, async (req, res) => {
+      const { count } = await objects.bulk(realmOf(res), req.body);
+      res.json({ ...success, count });
+    })
+    .put(...body, async (req, res) => {
+      const { count } = await objects.bulk(realmOf(res), req.body);
+      res.json({ ...success, count });
+    })
+    .all(methodNotAllowed(['GET', 'POST', 'PUT']));
+
+  const upsert: RequestHandler = async (req, res) => {
+    await objects.upsert(realmOf(res), param(req, 'id'), req.body);
+    res.json(success);
+  };
+  router
+    .route('/object/:id')
+    .get(async (req, res) => {
+      res.json(await objects.get(realmOf(res), param(req, 'id')));
+    })
+    .put(...body, upsert)
+    .post(...body, upsert)
+    .delete(async (req, res) => {
+      await objects.delete(realmOf(res), param(req, 'id'));
+      res.json(success);
+    })
+    .all(methodNotAllowed(['GET', 'PUT', 'POST', 'DELETE']));
+  return router;
+}
+
+function areaRoutes(deps: RestDeps, body: RequestHandler[]): Router {
+  const { areas } = deps;
+  const router = express.Router({ mergeParams: true });
+  router
+    .route('/area')
+    .get(async (req, res) => {
+      const page = await areas.list(realmOf(res), query(req));
+      if (page.next !== null) res.set('X-Next-Cursor', page.next);
+      res.json(keyedById(page.entries));
+    })
+    .all(methodNotAllowed(['GET']));
+  router
+    .route('/area/:id')
+    .get(async (req, res) => {
+      res.json(await areas.get(realmOf(res), param(req, 'id')));
+    })
+    .post(...body, async (req, res) => {
+      const change = await areas.create(realmOf(res), param(req, 'id'), req.body);
+      res.json({ id: change.id, ...success });
+    })
+    .patch(...body, async (req, res) => {
+      const change = await areas.update(realmOf(res), param(req, 'id'), req.body);
+      res.json({ id: change.id, ...success });
+    })
+    .delete(async (req, res) => {
+      const change = await areas.delete(realmOf(res), param(req, 'id'));
+      res.json({ id: change.id, ...success });
+    })
+    .all(methodNotAllowed(['GET', 'POST', 'PATCH', 'DELETE']));
+  return router;
+}
+
+function adminRoutes(deps: RestDeps, body: RequestHandler[]): Router {
+  const { realms } = deps;
+  const router = express.Router();
+  router
+    .route('/realm')
+    .get(async (_req, res) => {
+      const list = await realms.list();
+      res.json(keyedById(list.map((r) => ({ id: r.id, settings: r.settings, created: r.created }))));
+    })
+    .all(methodNotAllowed(['GET']));
+  router
+    .route('/realm/:realm')
+    .put(...body, async (req, res) => {
+      const { realm } = await realms.put(param(req, 'realm'), req.body);
+      res.json({ id: realm.id, ...success });
+    })
+    .get(async (req, res) => {
+      res.json(await realms.get(param(req, 'realm')));
+    })
+    .delete(async (req, res) => {
+      const id = param(req, 'realm');
+      await realms.delete(id);
+      res.json({ id, ...success });
+    })
+    .all(methodNotAllowed(['GET', 'PUT', 'DELETE']));
+  router
+    .route('/realm/:realm/token')
+    .post(...body, async (req, res) => {
+      res.json(await realms.createToken(param(req, 'realm'), req.body));
+    })
+    .all(methodNotAllowed(['POST']));
+  router
+    .route('/realm/:realm/token/:tokenId')
+    .delete(async (req, res) => {
+      const id = param(req, 'tokenId');
+      await realms.revokeToken(param(req, 'realm'), id);
+      res.json({ id, ...success });
+    })
+    .all(methodNotAllowed(['DELETE']));
+  return router;
+}
+
+export function createRestApp(deps: RestDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.set('case sensitive routing', true);
+  app.set('strict routing', false);
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const ready = deps.isAccepting() && (await deps.store.ping().then(() => true, () => false));
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'unavailable' });
+  });
+  app.get('/v2/version', (_req, res) => {
+    res.json(deps.build);
+  });
+
+  const body = jsonBody(deps.maxBodyBytes);
+  const realmScoped = express.Router({ mergeParams: true });
+  realmScoped.use(authenticate(deps.access), realmGate(deps.access));
+  realmScoped.use(objectRoutes(deps, body), areaRoutes(deps, body));
+  app.use('/v2/realm/:realm', realmScoped);
+
+  const admin = express.Router();
+  admin.use(authenticate(deps.access), adminGate(deps.access), adminRoutes(deps, body));
+  app.use('/admin/v1', admin);
+
+  app.use(notFoundHandler);
+  app.use(errorHandler(deps.logger));
+  return app;
+}

@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { applyPatch, connectionStatus, foldPatches, mergeData } from '../../internal/domain/object.js';
+import type { Location, TrackedObject } from '../../internal/domain/types.js';
+
+const fix = (longitude: number, time: string): Location => ({ longitude, latitude: 0, time });
+
+describe('mergeData', () => {
+  it('merges key by key and removes null keys without mutating', () => {
+    const old = { a: 1, b: 'x', c: true };
+    assert.deepEqual(mergeData(old, { b: null, d: 2, zz: null }), { a: 1, c: true, d: 2 });
+    assert.deepEqual(old, { a: 1, b: 'x', c: true });
+  });
+  it('keeps __proto__ an ordinary key', () => {
+    const merged = mergeData({}, JSON.parse('{"__proto__": "x", "k": 1}') as Record<string, string | number>);
+    assert.equal(Object.getPrototypeOf(merged), Object.prototype);
+    assert.deepEqual(Object.keys(merged).sort(), ['__proto__', 'k']);
+    assert.equal(JSON.stringify(merged), '{"__proto__":"x","k":1}');
+  });
+});
+
+describe('foldPatches', () => {
+  it('keeps first-appearance order, every fix, the newest fix and the last label', () => {
+    const folded = foldPatches([
+      { id: 'b', label: 'first', location: fix(1, '2026-01-01T00:00:10.000Z'), data: { x: 1, y: 1 } },
+      { id: 'a', label: 'A' },
+      { id: 'b', location: fix(3, '2026-01-01T00:00:30.000Z') },
+      { id: 'b', label: null, location: fix(2, '2026-01-01T00:00:20.000Z'), data: { x: null } },
+    ]);
+    assert.deepEqual(folded.map((f) => f.id), ['b', 'a']);
+    const b = folded[0];
+    assert.ok(b);
+    assert.equal(b.label, null);
+    assert.deepEqual(b.data, { x: null, y: 1 });
+    assert.equal(b.fixes.length, 3);
+    assert.equal(b.latest?.longitude, 3);
+  });
+  it('on equal times the later entry wins', () => {
+    const [f] = foldPatches([
+      { id: 'a', location: fix(1, '2026-01-01T00:00:00.000Z') },
+      { id: 'a', location: fix(2, '2026-01-01T00:00:00.000Z') },
+    ]);
+    assert.equal(f?.latest?.longitude, 2);
+  });
+});
+
+describe('applyPatch', () => {
+  const now = '2026-05-05T00:00:00.000Z';
+  const stored: TrackedObject = {
+    id: 'o',
+    label: 'L',
+    location: fix(5, '2026-01-01T00:00:30.000Z'),
+    data: { a: 1 },
+    seen: '2026-01-01T00:00:30.000Z',
+  };
+  it('an older fix never replaces a newer location, but marks the object seen', () => {
+    const [p] = foldPatches([{ id: 'o', location: fix(9, '2026-01-01T00:00:29.999Z') }]);
+    assert.ok(p);
+    const next = applyPatch(stored, p, now);
+    assert.equal(next.location?.longitude, 5);
+    assert.equal(next.seen, now);
+  });
+  it('an equal-time fix replaces (later write wins)', () => {
+    const [p] = foldPatches([{ id: 'o', location: fix(9, '2026-01-01T00:00:30.000Z') }]);
+    assert.ok(p);
+    assert.equal(applyPatch(stored, p, now).location?.longitude, 9);
+  });
+  it('a write without a location keeps seen and location', () => {
+    const [p] = foldPatches([{ id: 'o', data: { a: null } }]);
+    assert.ok(p);
+    assert.deepEqual(applyPatch(stored, p, now), { ...stored, data: {} });
+  });
+  it('creates a new object', () => {
+    const [p] = foldPatches([{ id: 'n', label: 'N' }]);
+    assert.ok(p);
+    assert.deepEqual(applyPatch(null, p, now), { id: 'n', label: 'N', location: null, data: {}, seen: null });
+  });
+});
+
+describe('connectionStatus', () => {
+  const obj: TrackedObject = { id: 'o', label: null, location: null, data: {}, seen: '2026-01-01T00:00:00.000Z' };
+  const t = Date.parse('2026-01-01T00:00:00.000Z');
+  it('is con within the timeout and dis after it', () => {
+    assert.equal(connectionStatus(obj, t + 120_000, 120), 'con');
+    assert.equal(connectionStatus(obj, t + 120_001, 120), 'dis');
+    assert.equal(connectionStatus({ ...obj, seen: null }, t, 120), 'dis');
+  });
+});
