@@ -179,3 +179,24 @@ describe('persistence and lifecycle', () => {
     await h.stop();
   });
 });
+
+describe('rate limiting', () => {
+  it('answers 429 with Retry-After past the burst, per token, and changes nothing', async () => {
+    const h = await startHarness({ rateLimit: 1, rateBurst: 5 });
+    try {
+      const tokens = await makeRealm(h.url, 'rl');
+      for (let i = 0; i < 5; i++) {
+        assert.equal((await call(h.url, 'PUT', `/v2/realm/rl/object/o${i}`, { token: tokens.write, body: {} })).status, 200);
+      }
+      const before = dumpDatabase(h.dbPath);
+      const limited = await call(h.url, 'PUT', '/v2/realm/rl/object/o9', { token: tokens.write, body: {} });
+      assert.equal(limited.status, 429);
+      assert.equal(limited.json.error.code, 'rate_limited');
+      assert.equal(limited.headers.get('retry-after'), '1');
+      assert.equal(dumpDatabase(h.dbPath), before);
+      assert.equal((await call(h.url, 'GET', '/v2/realm/rl/object', { token: tokens.read })).status, 200);
+    } finally {
+      await h.stop();
+    }
+  });
+});
