@@ -23,7 +23,11 @@ export const errorCatalogue = {
   conflict: { status: 409 },
   too_large: { status: 413, closeCode: 1009 },
   unsupported_media_type: { status: 415 },
+  /** A connection sent nothing within the handshake or idle timeout (v1 WebSocket/TCP). */
+  timeout: { status: 408, closeCode: 4408 },
   rate_limited: { status: 429, closeCode: 4429 },
+  /** A subscriber that reads events more slowly than they come (v1 WebSocket/TCP). */
+  slow_consumer: { status: 503, closeCode: 4008 },
   internal: { status: 500, closeCode: 1011 },
   unavailable: { status: 503, closeCode: 1013 },
 } as const satisfies Record<string, { status: number; closeCode?: number }>;

@@ -5,6 +5,7 @@
  */
 import { ConfigError, loadConfig } from '../config/config.js';
 import { LocusError } from '../errors.js';
+import { noChangeListener } from '../service/changes.js';
 import { systemClock } from '../service/clock.js';
 import { RealmService } from '../service/realms.js';
 import { openStore } from '../store/open-store.js';
@@ -93,7 +94,7 @@ async function runAdmin(parsed: Parsed, env: NodeJS.ProcessEnv, io: CliOutput): 
   options.delete('store');
   const config = loadConfig(storeUrl === undefined ? env : { ...env, LOCUS_STORE: storeUrl });
   const store = openStore(config.store);
-  const realms = new RealmService(store, systemClock);
+  const realms = new RealmService(store, systemClock, noChangeListener);
   const print = (value: unknown): void => io.out(JSON.stringify(value, null, 2));
   try {
     const [group, command] = positional;

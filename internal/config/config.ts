@@ -24,6 +24,18 @@ export interface Config {
   /** Create realm `demo` and print a token when the store holds no realm. */
   demoRealm: boolean;
   shutdownTimeoutMs: number;
+  /** Largest v1 WebSocket message or TCP line, in bytes. */
+  maxMessageBytes: number;
+  /** Open v1 WebSocket plus TCP connections; more are refused. */
+  maxConnections: number;
+  /** Time a v1 connection has to authenticate. */
+  handshakeTimeoutMs: number;
+  /** A v1 connection that sends nothing for this long is closed; 0 never closes. */
+  idleTimeoutMs: number;
+  /** Bytes a v1 connection may have waiting to be sent before its events are dropped. */
+  sendBufferBytes: number;
+  /** How long a v1 connection may stay over its send buffer before it is closed. */
+  slowConsumerMs: number;
 }
 
 export class ConfigError extends Error {
@@ -56,6 +68,12 @@ const settings: Setting[] = [
   { env: 'LOCUS_LOG_LEVEL', flag: 'log-level', key: 'logLevel', kind: 'string', def: 'info' },
   { env: 'LOCUS_DEMO_REALM', flag: 'demo-realm', key: 'demoRealm', kind: 'bool', def: true },
   { env: 'LOCUS_SHUTDOWN_TIMEOUT_MS', flag: 'shutdown-timeout-ms', key: 'shutdownTimeoutMs', kind: 'int', def: 10_000, min: 0 },
+  { env: 'LOCUS_MAX_MESSAGE_BYTES', flag: 'max-message-bytes', key: 'maxMessageBytes', kind: 'int', def: 1024 * 1024, min: 1024 },
+  { env: 'LOCUS_MAX_CONNECTIONS', flag: 'max-connections', key: 'maxConnections', kind: 'int', def: 10_000, min: 1 },
+  { env: 'LOCUS_HANDSHAKE_TIMEOUT_MS', flag: 'handshake-timeout-ms', key: 'handshakeTimeoutMs', kind: 'int', def: 10_000, min: 1 },
+  { env: 'LOCUS_IDLE_TIMEOUT_MS', flag: 'idle-timeout-ms', key: 'idleTimeoutMs', kind: 'int', def: 300_000, min: 0 },
+  { env: 'LOCUS_SEND_BUFFER_BYTES', flag: 'send-buffer-bytes', key: 'sendBufferBytes', kind: 'int', def: 4 * 1024 * 1024, min: 1024 },
+  { env: 'LOCUS_SLOW_CONSUMER_MS', flag: 'slow-consumer-ms', key: 'slowConsumerMs', kind: 'int', def: 10_000, min: 1 },
 ];
 
 const logLevels = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);

@@ -1,5 +1,9 @@
-/** Parsing of list parameters shared by REST query strings and v1 `lis` payloads. */
+/** Parsing of list parameters shared by REST query strings and v1 `lis`/`sea`/`his` payloads. */
 import { invalid } from '../errors.js';
+import { parseFilter } from './filter.js';
+import { parseShape, parseShapeParam } from './shape.js';
+import { normalizeTime } from './time.js';
+import type { FilterCondition, Shape } from './types.js';
 
 export interface ListLimits {
   maxPage: number;
@@ -16,6 +20,8 @@ export interface ObjectListParams extends PageQuery {
 }
 
 export const defaultPageSize = 1000;
+/** Search answers hold at most this many entries unless `limit` says otherwise. */
+export const defaultSearchLimit = 100;
 
 function optionalString(value: unknown, name: string): string | undefined {
   if (value === undefined) return undefined;
@@ -23,8 +29,8 @@ function optionalString(value: unknown, name: string): string | undefined {
   return value;
 }
 
-export function parseLimit(value: unknown, maxPage: number): number {
-  if (value === undefined) return Math.min(defaultPageSize, maxPage);
+export function parseLimit(value: unknown, maxPage: number, defaultLimit: number = defaultPageSize): number {
+  if (value === undefined) return Math.min(defaultLimit, maxPage);
   const text = typeof value === 'number' ? String(value) : value;
   if (typeof text !== 'string' || !/^\d{1,9}$/.test(text)) {
     throw invalid(`limit must be an integer between 1 and ${maxPage}`, 'invalid_query');
@@ -64,4 +70,51 @@ export function parsePageQuery(params: Record<string, unknown>, limits: ListLimi
   const cursor = parseCursor(params.cursor);
   const limit = parseLimit(params.limit, limits.maxPage);
   return cursor === undefined ? { limit } : { limit, cursor };
+}
+
+/** `filter=` (the filter grammar of domain/filter.ts); absent or empty: no conditions. */
+export function parseFilterParam(value: unknown, maxConditions: number): FilterCondition[] {
+  if (value === undefined) return [];
+  if (typeof value !== 'string') throw invalid('filter must be a single string', 'invalid_filter');
+  return parseFilter(value, maxConditions);
+}
+
+/**
+ * `shape=`: a shape as JSON text (a query string), or in a v1 payload also the shape
+ * object itself. Absent or empty: no shape.
+ */
+export function parseShapeValue(value: unknown, maxVertices: number): Shape | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (typeof value === 'string') return parseShapeParam(value, maxVertices);
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return parseShape(value, maxVertices);
+  throw invalid('shape must be a shape object or its JSON text, such as {"cx":13.4,"cy":52.5,"r":500}', 'invalid_shape');
+}
+
+/** A search's `limit`: default 100, 1..maxPage. */
+export function parseSearchLimit(value: unknown, maxPage: number): number {
+  return parseLimit(value, maxPage, defaultSearchLimit);
+}
+
+export interface HistoryParams {
+  from?: string;
+  to?: string;
+  limit: number;
+  cursor?: string;
+  order: 'asc' | 'desc';
+}
+
+/** History parameters: `from`/`to` (ISO 8601, inclusive), `limit`, `cursor`, `order` (`asc`, the default, or `desc`). */
+export function parseHistoryQuery(params: Record<string, unknown>, limits: ListLimits): HistoryParams {
+  const out: HistoryParams = { ...parsePageQuery(params, limits), order: 'asc' };
+  if (params.from !== undefined) out.from = normalizeTime(params.from, 'from', 'invalid_query');
+  if (params.to !== undefined) out.to = normalizeTime(params.to, 'to', 'invalid_query');
+  if (out.from !== undefined && out.to !== undefined && out.from > out.to) {
+    throw invalid(`from (${out.from}) is after to (${out.to})`, 'invalid_query');
+  }
+  const order = optionalString(params.order, 'order');
+  if (order !== undefined) {
+    if (order !== 'asc' && order !== 'desc') throw invalid('order must be asc or desc', 'invalid_query');
+    out.order = order;
+  }
+  return out;
 }

@@ -139,3 +139,23 @@ export interface TokenRecord {
 }
 
 export type ConnectionStatus = 'con' | 'dis';
+
+export type FilterOp = '=' | '!=' | '>' | '<';
+
+/**
+ * One condition of a list filter. `field` names a data property, or the object's
+ * own `id` or `label` (a null label counts as null).
+ */
+export interface FilterCondition {
+  field: string;
+  op: FilterOp;
+  value: DataValue;
+}
+
+/** A longitude/latitude box, minLon <= maxLon (boxes never wrap; a wrapping shape gets two). */
+export interface BBox {
+  minLon: number;
+  minLat: number;
+  maxLon: number;
+  maxLat: number;
+}

@@ -5,6 +5,7 @@ import { parsePageQuery, rejectUnknownParams } from '../domain/list-query.js';
 import type { AreaChange, Realm } from '../domain/types.js';
 import { notFound } from '../errors.js';
 import type { Store } from '../store/port.js';
+import type { ChangeListener } from './changes.js';
 import { areaListEntry, areaView, type AreaListEntry, type AreaView } from './views.js';
 
 export interface AreaLimits {
@@ -16,18 +17,23 @@ export class AreaService {
   constructor(
     private readonly store: Store,
     private readonly limits: AreaLimits,
+    private readonly listener: ChangeListener,
   ) {}
 
   /** 409 when the id exists. */
-  create(realm: Realm, id: string, body: unknown): Promise<AreaChange> {
+  async create(realm: Realm, id: string, body: unknown): Promise<AreaChange> {
     const areaId = parseId(id, 'area');
-    return this.store.areas.create(realm.id, parseAreaCreate(areaId, body, this.limits.maxVertices));
+    const change = await this.store.areas.create(realm.id, parseAreaCreate(areaId, body, this.limits.maxVertices));
+    this.listener.areaChanged(realm.id, change);
+    return change;
   }
 
   /** Partial update; 404 when missing. */
-  update(realm: Realm, id: string, body: unknown): Promise<AreaChange> {
+  async update(realm: Realm, id: string, body: unknown): Promise<AreaChange> {
     const areaId = parseId(id, 'area');
-    return this.store.areas.update(realm.id, areaId, parseAreaPatch(areaId, body, this.limits.maxVertices));
+    const change = await this.store.areas.update(realm.id, areaId, parseAreaPatch(areaId, body, this.limits.maxVertices));
+    this.listener.areaChanged(realm.id, change);
+    return change;
   }
 
   async get(realm: Realm, id: string): Promise<AreaView> {
@@ -47,6 +53,7 @@ export class AreaService {
     const areaId = parseId(id, 'area');
     const change = await this.store.areas.delete(realm.id, areaId);
     if (change === null) throw notFound(`area ${areaId} not found`);
+    this.listener.areaChanged(realm.id, change);
     return change;
   }
 }

@@ -1,16 +1,30 @@
 /** Object use cases: validate, write through the store port, shape the answers. */
 import { parseId } from '../domain/ids.js';
-import { parseFields, parsePageQuery, rejectUnknownParams } from '../domain/list-query.js';
+import {
+  parseFields,
+  parseFilterParam,
+  parseHistoryQuery,
+  parsePageQuery,
+  parseSearchLimit,
+  parseShapeValue,
+  rejectUnknownParams,
+} from '../domain/list-query.js';
 import { parseBulkBody, parseObjectBody } from '../domain/object-input.js';
-import type { ObjectChange, Realm } from '../domain/types.js';
-import { invalid, notFound } from '../errors.js';
-import type { Store } from '../store/port.js';
+import { parseSearchQuery } from '../domain/search.js';
+import type { Location, ObjectChange, Realm } from '../domain/types.js';
+import { notFound } from '../errors.js';
+import type { ObjectListQuery, Store } from '../store/port.js';
+import type { ChangeListener } from './changes.js';
 import { isoTime, type Clock } from './clock.js';
 import { objectListEntry, objectView, type ObjectListEntry, type ObjectView } from './views.js';
 
 export interface ObjectLimits {
   maxBulk: number;
   maxPage: number;
+  /** Most conditions in one filter (LOCUS_MAX_FILTER_CONDITIONS; default 100). */
+  maxFilterConditions?: number;
+  /** Most vertices of a polygon shape (LOCUS_MAX_POLYGON_VERTICES; default 10,000). */
+  maxVertices?: number;
 }
 
 export interface ObjectPage {
@@ -18,13 +32,28 @@ export interface ObjectPage {
   next: string | null;
 }
 
+/** A search answer: best match first; `score` is higher for better matches. */
+export interface SearchResult {
+  entries: (ObjectListEntry & { score: number })[];
+}
+
+/** A page of an object's location history. */
+export interface HistoryPage {
+  id: string;
+  locations: Location[];
+  next: string | null;
+}
+
 const listParams = ['fields', 'filter', 'shape', 'limit', 'cursor'] as const;
+const searchParams = ['q', 'limit'] as const;
+const historyParams = ['from', 'to', 'limit', 'cursor', 'order'] as const;
 
 export class ObjectService {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly limits: ObjectLimits,
+    private readonly listener: ChangeListener,
   ) {}
 
   /** Creates or updates one object. */
@@ -32,8 +61,10 @@ export class ObjectService {
     const objectId = parseId(id, 'object');
     const now = isoTime(this.clock());
     const patch = parseObjectBody(body, objectId, now);
-    const [change] = await this.store.objects.upsertMany(realm.id, [patch], now);
+    const changes = await this.store.objects.upsertMany(realm.id, [patch], now);
+    const [change] = changes;
     if (change === undefined) throw new Error('store returned no change for a single upsert');
+    this.listener.objectsChanged(realm.id, changes);
     return change;
   }
 
@@ -42,6 +73,7 @@ export class ObjectService {
     const now = isoTime(this.clock());
     const patches = parseBulkBody(body, now, this.limits.maxBulk);
     const changes = patches.length === 0 ? [] : await this.store.objects.upsertMany(realm.id, patches, now);
+    if (changes.length > 0) this.listener.objectsChanged(realm.id, changes);
     return { count: patches.length, changes };
   }
 
@@ -52,19 +84,20 @@ export class ObjectService {
     return objectView(obj, this.clock(), realm.settings.connectionTimeout);
   }
 
-  /** Lists a page of objects; params come from a query string or a v1 payload. */
+  /**
+   * Lists a page of objects; params come from a query string or a v1 payload:
+   * fields, filter (the filter grammar), shape (JSON text, or in v1 also the shape
+   * object itself), limit, cursor. All are applied together by the store.
+   */
   async list(realm: Realm, params: Record<string, unknown>): Promise<ObjectPage> {
     rejectUnknownParams(params, listParams);
-    // Filters and shapes are parsed and pushed down by the query engine (issue #3);
-    // until then they are refused rather than ignored.
-    if (params.filter !== undefined && params.filter !== '') {
-      throw invalid('filter is not supported by this server version', 'invalid_filter');
-    }
-    if (params.shape !== undefined && params.shape !== '') {
-      throw invalid('shape is not supported by this server version', 'invalid_shape');
-    }
     const fields = parseFields(params.fields);
-    const page = await this.store.objects.list(realm.id, parsePageQuery(params, this.limits));
+    const filter = parseFilterParam(params.filter, this.limits.maxFilterConditions ?? 100);
+    const shape = parseShapeValue(params.shape, this.limits.maxVertices ?? 10_000);
+    const query: ObjectListQuery = parsePageQuery(params, this.limits);
+    if (filter.length > 0) query.filter = filter;
+    if (shape !== undefined) query.shape = shape;
+    const page = await this.store.objects.list(realm.id, query);
     const nowMs = this.clock();
     return {
       entries: page.items.map((obj) => objectListEntry(obj, fields, nowMs, realm.settings.connectionTimeout)),
@@ -72,10 +105,36 @@ export class ObjectService {
     };
   }
 
+  /** Full-text search (params q, limit): best match first, each entry with its score. */
+  async search(realm: Realm, params: Record<string, unknown>): Promise<SearchResult> {
+    rejectUnknownParams(params, searchParams);
+    const words = parseSearchQuery(params.q);
+    const limit = parseSearchLimit(params.limit, this.limits.maxPage);
+    const hits = await this.store.objects.search(realm.id, { words, limit });
+    const nowMs = this.clock();
+    return {
+      entries: hits.map((hit) => ({
+        ...objectListEntry(hit.object, null, nowMs, realm.settings.connectionTimeout),
+        score: hit.score,
+      })),
+    };
+  }
+
+  /** A page of an object's stored fixes (params from, to, limit, cursor, order); 404 when the object does not exist. */
+  async history(realm: Realm, id: string, params: Record<string, unknown>): Promise<HistoryPage> {
+    const objectId = parseId(id, 'object');
+    rejectUnknownParams(params, historyParams);
+    const query = parseHistoryQuery(params, this.limits);
+    if ((await this.store.objects.get(realm.id, objectId)) === null) throw notFound(`object ${objectId} not found`);
+    const page = await this.store.objects.history(realm.id, objectId, query);
+    return { id: objectId, locations: page.items, next: page.next };
+  }
+
   async delete(realm: Realm, id: string): Promise<ObjectChange> {
     const objectId = parseId(id, 'object');
     const change = await this.store.objects.delete(realm.id, objectId, isoTime(this.clock()));
     if (change === null) throw notFound(`object ${objectId} not found`);
+    this.listener.objectsChanged(realm.id, [change]);
     return change;
   }
 }

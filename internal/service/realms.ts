@@ -5,6 +5,7 @@ import { defaultRealmSettings, parseRealmSettings } from '../domain/realm-settin
 import type { Realm, RealmSettings, Scope } from '../domain/types.js';
 import { invalid, notFound } from '../errors.js';
 import type { Store } from '../store/port.js';
+import type { ChangeListener } from './changes.js';
 import { isoTime, type Clock } from './clock.js';
 
 export interface RealmDetails {
@@ -40,6 +41,7 @@ export class RealmService {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
+    private readonly listener: ChangeListener,
   ) {}
 
   /** Creates the realm or updates its settings (given keys replace, others keep). */
@@ -73,6 +75,7 @@ export class RealmService {
     const deleted = await this.store.realms.delete(id);
     this.cache.delete(id);
     if (!deleted) throw notFound(`realm ${id} not found`);
+    this.listener.realmDeleted(id);
   }
 
   async createToken(realmId: string, body: unknown): Promise<IssuedToken> {

@@ -3,14 +3,14 @@
  * adapter must pass (`storeContract('sqlite', open)`, later `storeContract('mongo', open)`).
  * `open` must return a fresh, empty store for each test; the suite closes it.
  *
- * Expected values are written out by hand. History is not readable through the port,
- * so a write's fixes are checked through `ObjectChange.history`; adapters test what
- * their history table holds in their own suites.
+ * Expected values are written out by hand. The query engine (filters, shapes, search,
+ * history and its retention) has its own part, contract-queries.ts, run from here.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { LocusError, type ErrorCode } from '../errors.js';
 import type { Area, Data, Location, ObjectChange, RealmSettings, TokenRecord, TrackedObject } from '../domain/types.js';
+import { queryContract } from './contract-queries.js';
 import type { Store } from './port.js';
 
 // Fix times (T) and server receive times (N); normalised ISO, so string order is time order.
@@ -753,6 +753,10 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
           });
           assert.equal(await store.areas.delete('south', 'zone'), null);
         }));
+    });
+
+    void describe('queries', () => {
+      queryContract(withStore);
     });
   });
 }

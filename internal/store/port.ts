@@ -9,6 +9,9 @@
  */
 import type {
   Area,
+  FilterCondition,
+  Location,
+  Shape,
   AreaChange,
   AreaCreate,
   AreaPatch,
@@ -31,6 +34,34 @@ export interface ObjectListQuery {
   limit: number;
   /** A cursor returned by a previous page. */
   cursor?: string;
+  /** All conditions must hold: exactly domain/filter.ts matchesFilter. */
+  filter?: FilterCondition[];
+  /** Only objects whose current location is inside: exactly internal/geo containsPoint. */
+  shape?: Shape;
+}
+
+export interface SearchQuery {
+  /** Normalised query words (domain/search.ts parseSearchQuery); each must prefix a word of the object. */
+  words: string[];
+  /** 1..10000 */
+  limit: number;
+}
+
+export interface SearchHit {
+  object: TrackedObject;
+  /** Higher is better. */
+  score: number;
+}
+
+export interface HistoryQuery {
+  /** Inclusive bounds, normalised ISO times. */
+  from?: string;
+  to?: string;
+  /** 1..10000 */
+  limit: number;
+  /** A cursor returned by a previous page of the same history query. */
+  cursor?: string;
+  order: 'asc' | 'desc';
 }
 
 export interface AreaListQuery {
@@ -68,6 +99,24 @@ export interface ObjectStore {
   list(realm: string, query: ObjectListQuery): Promise<Page<TrackedObject>>;
   /** Deletes the object and its history; null when it did not exist. */
   delete(realm: string, id: string, now: string): Promise<ObjectChange | null>;
+  /**
+   * Objects matching every query word as a prefix of one of their words (the words of
+   * domain/search.ts: matchesSearch decides), best matches first (ties in id order),
+   * at most `limit`. Adapters rank by their text index (SQLite: FTS5 bm25).
+   */
+  search(realm: string, query: SearchQuery): Promise<SearchHit[]>;
+  /**
+   * The object's stored fixes within [from, to], in time order (`desc`: newest first),
+   * paged by `limit` and `cursor`. An object without history (or that does not exist)
+   * gives an empty page: the caller checks existence.
+   */
+  history(realm: string, id: string, query: HistoryQuery): Promise<Page<Location>>;
+  /**
+   * Deletes the realm's fixes whose time is before `before` (normalised ISO); returns how
+   * many. May run as several short transactions; stops early (between them) once
+   * `signal` is aborted.
+   */
+  pruneHistory(realm: string, before: string, options?: { signal?: AbortSignal }): Promise<number>;
 }
 
 export interface AreaStore {

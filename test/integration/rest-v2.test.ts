@@ -33,6 +33,9 @@ interface Scenario {
   advanceMs?: number;
 }
 
+/** A query string, each value URL-encoded. */
+const qs = (params: Record<string, string>): string => new URLSearchParams(params).toString();
+
 const loc = (longitude: number, latitude: number, time?: string): Record<string, unknown> =>
   time === undefined ? { longitude, latitude } : { longitude, latitude, time };
 
@@ -371,7 +374,216 @@ const scenarios: Scenario[] = [
   { name: 'an id over 256 bytes is a 400', method: 'PUT', path: `/v2/realm/r1/object/${'é'.repeat(129)}`, body: {}, status: 400, code: 'invalid_id' },
   { name: 'a control character in an id is a 400', method: 'PUT', path: '/v2/realm/r1/object/a%07b', body: {}, status: 400, code: 'invalid_id' },
   { name: 'malformed percent-encoding is a 400', method: 'GET', path: '/v2/realm/r1/object/%E0%A4%A', status: 400 },
-  { name: 'filters are refused until the query engine lands', method: 'GET', path: '/v2/realm/r1/object?filter=a%3D1', status: 400, code: 'invalid_filter' },
+
+  // --- filters and shapes (objects now: bus/1 Bus (3,3) line 7; bus/2 (-70.1,-33.4); bus/3 "Bus 3";
+  // literal%2Fpercent "pct"; plain; vehicle/17 (13.5,52.6) speed 10; 車両-🚚 "Lieferwagen é")
+  {
+    name: 'filter: type-strict equality on a data field, with fields',
+    method: 'GET',
+    path: `/v2/realm/r1/object?${qs({ filter: 'line=7', fields: 'line' })}`,
+    token: 'read',
+    status: 200,
+    json: { 'bus/1': { id: 'bus/1', label: 'Bus', data: { line: 7 }, connectionStatus: 'dis' } },
+  },
+  { name: 'filter: the string "7" is not the number 7', method: 'GET', path: `/v2/realm/r1/object?${qs({ filter: 'line="7"' })}`, status: 200, json: {} },
+  {
+    name: 'filter: != matches a missing field; = null a missing one',
+    method: 'GET',
+    path: `/v2/realm/r1/object?${qs({ filter: 'line!=7,speed=null,label!=null' })}`,
+    status: 200,
+    check: (r) => assert.deepEqual(Object.keys(r.json as object).sort(), ['bus/3', 'literal%2Fpercent', '車両-🚚']),
+  },
+  {
+    name: 'filter: > compares strings by code point; quoted values may hold commas',
+    method: 'GET',
+    path: `/v2/realm/r1/object?${qs({ filter: 'label>"Bus",label<"a,b"' })}`,
+    status: 200,
+    check: (r) => assert.deepEqual(Object.keys(r.json as object).sort(), ['bus/3', '車両-🚚']),
+  },
+  {
+    name: 'shape: a circle (JSON in the query string)',
+    method: 'GET',
+    path: `/v2/realm/r1/object?${qs({ shape: JSON.stringify({ cx: 13.5, cy: 52.6, r: 1000 }) })}`,
+    status: 200,
+    json: { 'vehicle/17': { id: 'vehicle/17', label: null, connectionStatus: 'dis' } },
+  },
+  {
+    name: 'shape: a rectangle; objects without a location are never inside',
+    method: 'GET',
+    path: `/v2/realm/r1/object?${qs({ shape: JSON.stringify({ w: -180, n: 90, e: 180, s: -90 }) })}`,
+    status: 200,
+    check: (r) => assert.deepEqual(Object.keys(r.json as object).sort(), ['bus/1', 'bus/2', 'vehicle/17']),
+  },
+  {
+    name: 'shape: a polygon',
+    method: 'GET',
+    path: `/v2/realm/r1/object?${qs({ shape: JSON.stringify({ points: [[0, 0], [5, 0], [5, 5], [0, 5]] }) })}`,
+    status: 200,
+    check: (r) => assert.deepEqual(Object.keys(r.json as object), ['bus/1']),
+  },
+  {
+    name: 'fields, filter, shape, limit and cursor together',
+    method: 'GET',
+    path: `/v2/realm/r1/object?${qs({ fields: 'line', filter: 'speed!=3', shape: JSON.stringify({ w: -80, n: 60, e: 20, s: -40 }), limit: '1' })}`,
+    status: 200,
+    json: { 'bus/1': { id: 'bus/1', label: 'Bus', data: { line: 7 }, connectionStatus: 'dis' } },
+    check: async (r) => {
+      const collected: string[] = ['bus/1'];
+      let cursor = r.headers.get('x-next-cursor');
+      while (cursor !== null) {
+        const next = await call(
+          r.url,
+          'GET',
+          `/v2/realm/r1/object?${qs({ fields: 'line', filter: 'speed!=3', shape: JSON.stringify({ w: -80, n: 60, e: 20, s: -40 }), limit: '1', cursor })}`,
+          { token: r.token },
+        );
+        assert.equal(next.status, 200);
+        collected.push(...Object.keys(next.json as object));
+        cursor = next.headers.get('x-next-cursor');
+      }
+      assert.deepEqual(collected, ['bus/1', 'bus/2', 'vehicle/17']);
+    },
+  },
+  { name: 'an empty filter and an empty shape mean none', method: 'GET', path: '/v2/realm/r1/object?filter=&shape=&limit=1', status: 200 },
+  {
+    name: 'a malformed filter is a 400 naming the condition',
+    method: 'GET',
+    path: `/v2/realm/r1/object?${qs({ filter: 'line=7,,x=1' })}`,
+    status: 400,
+    code: 'invalid_filter',
+    check: (r) => assert.match(r.json.error.message as string, /condition 2/),
+  },
+  { name: 'a condition without operator is a 400', method: 'GET', path: `/v2/realm/r1/object?${qs({ filter: 'line' })}`, status: 400, code: 'invalid_filter' },
+  {
+    name: 'more conditions than allowed is a 400',
+    method: 'GET',
+    path: `/v2/realm/r1/object?${qs({ filter: Array.from({ length: 101 }, (_, i) => `f${i}=1`).join(',') })}`,
+    status: 400,
+    code: 'invalid_filter',
+  },
+  { name: 'a shape that is not JSON is a 400', method: 'GET', path: `/v2/realm/r1/object?${qs({ shape: '{cx:1' })}`, status: 400, code: 'invalid_shape' },
+  {
+    name: 'a rectangle with s > n is a 400',
+    method: 'GET',
+    path: `/v2/realm/r1/object?${qs({ shape: JSON.stringify({ w: 0, n: 1, e: 1, s: 2 }) })}`,
+    status: 400,
+    code: 'invalid_shape',
+  },
+  {
+    name: 'a self-intersecting polygon is a 400',
+    method: 'GET',
+    path: `/v2/realm/r1/object?${qs({ shape: JSON.stringify({ points: [[0, 0], [1, 1], [1, 0], [0, 1]] }) })}`,
+    status: 400,
+    code: 'invalid_shape',
+  },
+  { name: 'a repeated filter is a 400', method: 'GET', path: '/v2/realm/r1/object?filter=a%3D1&filter=b%3D2', status: 400, code: 'invalid_filter' },
+
+  // --- search
+  {
+    name: 'search: every word a prefix, over ids, labels and data; best first with a score',
+    method: 'GET',
+    path: '/v2/realm/r1/search?q=bus',
+    token: 'read',
+    status: 200,
+    check: (r) => {
+      assert.deepEqual(Object.keys(r.json as object).sort(), ['bus/1', 'bus/2', 'bus/3']);
+      for (const entry of Object.values(r.json as Record<string, { score: number; connectionStatus: string }>)) {
+        assert.equal(typeof entry.score, 'number');
+        assert.deepEqual(Object.keys(entry), ['id', 'label', 'connectionStatus', 'score']);
+      }
+    },
+  },
+  {
+    name: 'search: case and accents do not matter',
+    method: 'GET',
+    path: `/v2/realm/r1/search?${qs({ q: 'LIEFERW É' })}`,
+    status: 200,
+    check: (r) => {
+      assert.deepEqual(Object.keys(r.json as object), ['車両-🚚']);
+      const { score, ...entry } = r.json['車両-🚚'] as { score: number };
+      assert.deepEqual(entry, { id: '車両-🚚', label: 'Lieferwagen é', connectionStatus: 'dis' });
+      assert.ok(Number.isFinite(score));
+    },
+  },
+  { name: 'search: limit', method: 'GET', path: '/v2/realm/r1/search?q=bus&limit=1', status: 200, check: (r) => assert.equal(Object.keys(r.json as object).length, 1) },
+  { name: 'search: no words is a 400', method: 'GET', path: `/v2/realm/r1/search?${qs({ q: ' !? ' })}`, status: 400, code: 'invalid_query' },
+  { name: 'search: a missing q is a 400', method: 'GET', path: '/v2/realm/r1/search', status: 400, code: 'invalid_query' },
+  { name: 'search: limit 0 is a 400', method: 'GET', path: '/v2/realm/r1/search?q=bus&limit=0', status: 400, code: 'invalid_query' },
+  { name: 'search: an unknown parameter is a 400', method: 'GET', path: '/v2/realm/r1/search?q=bus&fields=a', status: 400, code: 'invalid_query' },
+  { name: 'search: another realm is a 403', method: 'GET', path: '/v2/realm/r1/search?q=bus', token: 'r2write', status: 403, code: 'forbidden' },
+  { name: 'search: POST is a 405', method: 'POST', path: '/v2/realm/r1/search?q=bus', body: {}, status: 405, code: 'method_not_allowed' },
+
+  // --- history (bus/1: fixes at 00:00:10, 00:00:20, 00:00:30.250)
+  {
+    name: 'history: every fix, oldest first',
+    method: 'GET',
+    path: '/v2/realm/r1/object/bus%2F1/history',
+    token: 'read',
+    status: 200,
+    json: {
+      id: 'bus/1',
+      locations: [
+        { longitude: 1, latitude: 1, time: '2026-01-01T00:00:10.000Z' },
+        { longitude: 2, latitude: 2, time: '2026-01-01T00:00:20.000Z' },
+        { longitude: 3, latitude: 3, time: '2026-01-01T00:00:30.250Z' },
+      ],
+    },
+    check: (r) => assert.equal(r.headers.get('x-next-cursor'), null),
+  },
+  {
+    name: 'history: an older fix that never became current is in the history',
+    method: 'GET',
+    path: '/v2/realm/r1/object/vehicle%2F17/history?order=desc&limit=1&from=2025-12-31T23:00:00Z&to=2025-12-31T23:59:59Z',
+    status: 200,
+    json: { id: 'vehicle/17', locations: [{ longitude: 0, latitude: 0, time: '2025-12-31T23:00:10.000Z' }] },
+  },
+  {
+    name: 'history: newest first, paged',
+    method: 'GET',
+    path: '/v2/realm/r1/object/bus%2F1/history?order=desc&limit=2',
+    status: 200,
+    json: {
+      id: 'bus/1',
+      locations: [
+        { longitude: 3, latitude: 3, time: '2026-01-01T00:00:30.250Z' },
+        { longitude: 2, latitude: 2, time: '2026-01-01T00:00:20.000Z' },
+      ],
+    },
+    check: async (r) => {
+      const cursor = r.headers.get('x-next-cursor');
+      assert.ok(cursor);
+      const next = await call(r.url, 'GET', `/v2/realm/r1/object/bus%2F1/history?${qs({ order: 'desc', limit: '2', cursor })}`, { token: r.token });
+      assert.deepEqual(next.json, { id: 'bus/1', locations: [{ longitude: 1, latitude: 1, time: '2026-01-01T00:00:10.000Z' }] });
+      assert.equal(next.headers.get('x-next-cursor'), null);
+    },
+  },
+  {
+    name: 'history: from and to are inclusive and may carry an offset',
+    method: 'GET',
+    path: `/v2/realm/r1/object/bus%2F1/history?${qs({ from: '2026-01-01T01:00:20+01:00', to: '2026-01-01T00:00:30.250Z' })}`,
+    status: 200,
+    json: {
+      id: 'bus/1',
+      locations: [
+        { longitude: 2, latitude: 2, time: '2026-01-01T00:00:20.000Z' },
+        { longitude: 3, latitude: 3, time: '2026-01-01T00:00:30.250Z' },
+      ],
+    },
+  },
+  { name: 'history: an object without fixes has none', method: 'GET', path: '/v2/realm/r1/object/plain/history', status: 200, json: { id: 'plain', locations: [] } },
+  { name: 'history: a missing object is a 404', method: 'GET', path: '/v2/realm/r1/object/nope/history', status: 404, code: 'not_found' },
+  { name: 'history: a bad from is a 400', method: 'GET', path: '/v2/realm/r1/object/bus%2F1/history?from=yesterday', status: 400, code: 'invalid_query' },
+  {
+    name: 'history: from after to is a 400',
+    method: 'GET',
+    path: '/v2/realm/r1/object/bus%2F1/history?from=2026-01-02T00:00:00Z&to=2026-01-01T00:00:00Z',
+    status: 400,
+    code: 'invalid_query',
+  },
+  { name: 'history: a bad order is a 400', method: 'GET', path: '/v2/realm/r1/object/bus%2F1/history?order=up', status: 400, code: 'invalid_query' },
+  { name: 'history: an unknown parameter is a 400', method: 'GET', path: '/v2/realm/r1/object/bus%2F1/history?since=1', status: 400, code: 'invalid_query' },
+  { name: 'history: a bad cursor is a 400', method: 'GET', path: '/v2/realm/r1/object/bus%2F1/history?cursor=xyz', status: 400, code: 'invalid_cursor' },
+
   { name: 'a method the route lacks is a 405', method: 'PATCH', path: '/v2/realm/r1/object/x', body: {}, status: 405, code: 'method_not_allowed' },
   { name: 'an unknown path is a 404', method: 'GET', path: '/v2/realm/r1/nothing', status: 404, code: 'not_found' },
   { name: 'reading a missing object is a 404', method: 'GET', path: '/v2/realm/r1/object/nope', status: 404, code: 'not_found' },

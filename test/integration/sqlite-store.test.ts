@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { LocusError } from '../../internal/errors.js';
-import type { Data, ObjectPatch } from '../../internal/domain/types.js';
+import { parseFilter } from '../../internal/domain/filter.js';
+import type { Data, ObjectPatch, Shape } from '../../internal/domain/types.js';
 import { storeContract } from '../../internal/store/contract.js';
 import { decodeCursor, encodeCursor } from '../../internal/store/cursor.js';
 import { openSqliteStore, type SqliteStore } from '../../internal/store/sqlite/sqlite-store.js';
@@ -109,12 +110,16 @@ void describe('sqlite store', () => {
     withFile(async (store, path) => {
       await store.ping();
       assert.equal(inspect(path, (db) => db.pragma('journal_mode', { simple: true })), 'wal');
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 1);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 2);
       assert.deepEqual(
         inspect(path, (db) =>
-          db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all(),
+          db
+            .prepare<[], { name: string }>(
+              "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'object\\_%\\_%' ESCAPE '\\' ORDER BY name",
+            )
+            .all(),
         ).map((row) => row.name),
-        ['areas', 'history', 'objects', 'realms', 'tokens'],
+        ['areas', 'history', 'object_fts', 'object_rtree', 'objects', 'realm_keys', 'realms', 'sqlite_sequence', 'tokens'],
       );
     }));
 
@@ -124,7 +129,7 @@ void describe('sqlite store', () => {
     const again = openSqliteStore(path);
     await again.ping();
     await again.close();
-    assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 1);
+    assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 2);
   });
 
   void it('refuses a database written by a newer schema version', () => {
@@ -243,6 +248,236 @@ void describe('sqlite store', () => {
       assert.deepEqual(
         historyRows(path).map((row) => `${row.realm}/${row.object_id}@${row.time}`),
         [`kept/b@${T0}`],
+      );
+    }));
+});
+
+/** The version 1 schema as released, to test the migration of existing files. */
+const SCHEMA_V1 = `
+  CREATE TABLE realms (id TEXT PRIMARY KEY NOT NULL, settings TEXT NOT NULL, created TEXT NOT NULL);
+  CREATE TABLE tokens (id TEXT PRIMARY KEY NOT NULL, realm TEXT NOT NULL, hash TEXT NOT NULL UNIQUE, scope TEXT NOT NULL, created TEXT NOT NULL);
+  CREATE INDEX tokens_by_realm ON tokens (realm, created, id);
+  CREATE TABLE objects (
+    rowid INTEGER PRIMARY KEY, realm TEXT NOT NULL, id TEXT NOT NULL, label TEXT, lon REAL, lat REAL,
+    location TEXT, loc_time TEXT, seen TEXT, data TEXT NOT NULL, UNIQUE (realm, id)
+  );
+  CREATE TABLE areas (realm TEXT NOT NULL, id TEXT NOT NULL, label TEXT, shape TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (realm, id));
+  CREATE TABLE history (
+    realm TEXT NOT NULL, object_id TEXT NOT NULL, time TEXT NOT NULL, location TEXT NOT NULL,
+    PRIMARY KEY (realm, object_id, time)
+  ) WITHOUT ROWID;
+  PRAGMA user_version = 1;
+`;
+
+interface IndexState {
+  /** rowid → [lon, lat] of every R*Tree entry (float32 boxes: min and max). */
+  rtree: Map<number, [number, number, number, number, number]>;
+  located: { rowid: number; realm: string; lon: number; lat: number }[];
+  keys: Map<string, number>;
+  ftsRows: number;
+  objects: number;
+}
+
+/** Reads through a second connection that may write (FTS5's integrity-check is an INSERT command). */
+function inspectWritable<T>(path: string, read: (db: Database.Database) => T): T {
+  const db = new Database(path, { fileMustExist: true });
+  try {
+    return read(db);
+  } finally {
+    db.close();
+  }
+}
+
+function indexState(path: string): IndexState {
+  return inspectWritable(path, (db) => {
+    const rtree = new Map<number, [number, number, number, number, number]>();
+    for (const row of db
+      .prepare<[], { id: number; realm_lo: number; min_lon: number; max_lon: number; min_lat: number; max_lat: number }>(
+        'SELECT id, realm_lo, min_lon, max_lon, min_lat, max_lat FROM object_rtree',
+      )
+      .all()) {
+      rtree.set(row.id, [row.realm_lo, row.min_lon, row.max_lon, row.min_lat, row.max_lat]);
+    }
+    // FTS5 checks its own structure.
+    db.prepare("INSERT INTO object_fts (object_fts) VALUES ('integrity-check')").run();
+    return {
+      rtree,
+      located: db
+        .prepare<[], { rowid: number; realm: string; lon: number; lat: number }>(
+          'SELECT rowid, realm, lon, lat FROM objects WHERE lon IS NOT NULL ORDER BY rowid',
+        )
+        .all(),
+      keys: new Map(db.prepare<[], { realm: string; key: number }>('SELECT realm, key FROM realm_keys').all().map((r) => [r.realm, r.key])),
+      ftsRows: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM object_fts_docsize').get()?.n ?? -1,
+      objects: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM objects').get()?.n ?? -1,
+    };
+  });
+}
+
+/** The R*Tree holds exactly one entry per located object, of its realm, covering its exact position. */
+function assertIndexesInSync(path: string): void {
+  const state = indexState(path);
+  assert.equal(state.rtree.size, state.located.length, 'one R*Tree entry per located object');
+  for (const row of state.located) {
+    const entry = state.rtree.get(row.rowid);
+    assert.ok(entry !== undefined, `R*Tree entry of rowid ${row.rowid}`);
+    const [key, minLon, maxLon, minLat, maxLat] = entry;
+    assert.equal(key, state.keys.get(row.realm));
+    assert.ok(minLon <= row.lon && row.lon <= maxLon && minLat <= row.lat && row.lat <= maxLat, `box of rowid ${row.rowid}`);
+  }
+  assert.equal(state.ftsRows, state.objects, 'one FTS5 row per object');
+}
+
+void describe('sqlite query engine', () => {
+  const N = '2024-05-01T12:00:00.000Z';
+  const at = (longitude: number, latitude: number, time = T0) => ({ longitude, latitude, time });
+
+  void it('migrates a version 1 file: indexes are built for the objects it holds', async () => {
+    const path = freshPath();
+    const raw = new Database(path);
+    raw.exec(SCHEMA_V1);
+    const insert = raw.prepare(
+      'INSERT INTO objects (realm, id, label, lon, lat, location, loc_time, seen, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    insert.run('acme', 'truck', 'Red Tractor', 13.4, 52.5, JSON.stringify(at(13.4, 52.5)), T0, N0, '{"driver":"Zoë"}');
+    insert.run('acme', 'bike', null, null, null, null, null, null, '{}');
+    insert.run('other', 'truck', 'Tractor', 13.4, 52.5, JSON.stringify(at(13.4, 52.5)), T0, N0, '{}');
+    raw.prepare('INSERT INTO history (realm, object_id, time, location) VALUES (?, ?, ?, ?)').run('acme', 'truck', T0, JSON.stringify(at(13.4, 52.5)));
+    raw.close();
+
+    const store = openSqliteStore(path);
+    try {
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 2);
+      const circle: Shape = { cx: 13.4, cy: 52.5, r: 100 };
+      assert.deepEqual((await store.objects.list('acme', { limit: 10, shape: circle })).items.map((o) => o.id), ['truck']);
+      assert.deepEqual((await store.objects.list('other', { limit: 10, shape: circle })).items.map((o) => o.id), ['truck']);
+      const hits = await store.objects.search('acme', { words: ['zoe', 'trac'], limit: 10 });
+      assert.deepEqual(hits.map((h) => h.object.id), ['truck']);
+      assert.deepEqual((await store.objects.history('acme', 'truck', { limit: 10, order: 'asc' })).items, [at(13.4, 52.5)]);
+      // New writes in a migrated realm are indexed too.
+      await store.objects.upsertMany('acme', [{ id: 'bike', label: 'Tractor bike', location: at(13.4, 52.5, T1) }], N1);
+      assert.deepEqual((await store.objects.list('acme', { limit: 10, shape: circle })).items.map((o) => o.id), ['bike', 'truck']);
+      assertIndexesInSync(path);
+    } finally {
+      await store.close();
+    }
+  });
+
+  void it('keeps the R*Tree and the FTS5 index in step with every write, delete and realm delete', () =>
+    withFile(async (store, path) => {
+      await store.objects.upsertMany('a', [{ id: 'x', label: 'X' }, { id: 'y', location: at(1, 2) }], N0);
+      await store.objects.upsertMany('b', [{ id: 'x', location: at(-179.99999, 89.99999) }], N0);
+      assertIndexesInSync(path);
+      await store.objects.upsertMany('a', [{ id: 'x', location: at(3, 4) }, { id: 'y', location: at(0.1, 0.2, T1) }], N1);
+      await store.objects.upsertMany('a', [{ id: 'y', location: at(9, 9, T0) }], N1); // older: stays at 0.1, 0.2
+      assertIndexesInSync(path);
+      assert.deepEqual(indexState(path).located.find((r) => r.realm === 'a' && r.lon === 0.1)?.lat, 0.2);
+      await store.objects.delete('a', 'x', N1);
+      assertIndexesInSync(path);
+      await store.realms.put('b', SETTINGS, N1);
+      await store.realms.delete('b');
+      assertIndexesInSync(path);
+      assert.deepEqual([...indexState(path).keys.keys()], ['a']);
+    }));
+
+  void it('a failed batch leaves the indexes as they were', () =>
+    withFile(async (store, path) => {
+      await store.objects.upsertMany('acme', [{ id: 'a', label: 'Alpha', location: at(1, 1) }], N0);
+      const unserialisable = { big: 10n } as unknown as Data;
+      await assert.rejects(
+        store.objects.upsertMany(
+          'acme',
+          [{ id: 'a', label: 'Beta', location: at(5, 5, T1) }, { id: 'b', label: 'Bravo', location: at(6, 6) }, { id: 'c', data: unserialisable }],
+          N1,
+        ),
+      );
+      assertIndexesInSync(path);
+      assert.deepEqual((await store.objects.search('acme', { words: ['beta'], limit: 5 })).length, 0);
+      assert.deepEqual((await store.objects.search('acme', { words: ['bravo'], limit: 5 })).length, 0);
+      assert.deepEqual((await store.objects.list('acme', { limit: 5, shape: { cx: 5, cy: 5, r: 1000 } })).items, []);
+      assert.deepEqual((await store.objects.list('acme', { limit: 5, shape: { cx: 1, cy: 1, r: 1000 } })).items.map((o) => o.id), ['a']);
+    }));
+
+  void it('queries use the indexes: EXPLAIN QUERY PLAN', () =>
+    withFile(async (store, path) => {
+      const patches: ObjectPatch[] = [];
+      for (let i = 0; i < 6000; i++) {
+        patches.push({ id: `o${i}`, label: `Object ${i}`, location: at((i % 100) / 100, Math.floor(i / 100) / 100), data: { k: i } });
+      }
+      await store.objects.upsertMany('r', patches, N);
+      await store.objects.upsertMany('other', patches.slice(0, 100), N);
+      const plan = (sql: string, params: unknown[]): string[] =>
+        inspect(path, (db) => db.prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`).all(...params).map((r) => r.detail));
+      const index = 'SEARCH o USING INDEX sqlite_autoindex_objects_1 (realm=? AND id>?)';
+
+      const explain = (query: Parameters<SqliteStore['objects']['listPlan']>[1]) => {
+        const planned = store.objects.listPlan('r', query);
+        assert.ok(planned !== null);
+        return { plan: planned.plan, details: plan(planned.sql, planned.params) };
+      };
+      // id paging and filters: the (realm, id) index, in order, no sort, no scan.
+      for (const query of [{ limit: 10 }, { limit: 10, filter: parseFilter('k>5,label!=x', 10) }]) {
+        const { plan: kind, details } = explain(query);
+        assert.equal(kind, 'index');
+        assert.deepEqual(details, [index]);
+      }
+      // id bounds narrow the index range.
+      assert.deepEqual(explain({ limit: 10, filter: parseFilter('id<o9,id>o1', 10) }).details, [
+        'SEARCH o USING INDEX sqlite_autoindex_objects_1 (realm=? AND id>? AND id<?)',
+      ]);
+      // A small shape: the R*Tree drives, each candidate is found by rowid.
+      for (const shape of [{ cx: 0.5, cy: 0.3, r: 2000 }, { points: [[0.1, 0.1], [0.2, 0.1], [0.15, 0.2]] }] as Shape[]) {
+        const { plan: kind, details } = explain({ limit: 10, shape, filter: parseFilter('k>5', 10) });
+        assert.equal(kind, 'spatial');
+        assert.match(details[0] ?? '', /^SCAN object_rtree VIRTUAL TABLE INDEX 2:/);
+        assert.ok(details.includes('SEARCH o USING INTEGER PRIMARY KEY (rowid=?)'), details.join('\n'));
+        assert.ok(!details.some((d) => /^SCAN (o|objects)\b/.test(d)), details.join('\n'));
+      }
+      // Boxes across the antimeridian: a union of R*Tree searches.
+      {
+        await store.objects.upsertMany('r', [{ id: 'east', location: at(179.5, 0) }, { id: 'west', location: at(-179.5, 0) }], N);
+        const { plan: kind, details } = explain({ limit: 10, shape: { w: 179, n: 1, e: -179, s: -1 } });
+        assert.equal(kind, 'spatial');
+        assert.equal(details.filter((d) => d.startsWith('SCAN object_rtree VIRTUAL TABLE INDEX 2:')).length, 2, details.join('\n'));
+        assert.deepEqual((await store.objects.list('r', { limit: 10, shape: { w: 179, n: 1, e: -179, s: -1 } })).items.map((o) => o.id), [
+          'east',
+          'west',
+        ]);
+      }
+      // A shape holding most of the realm: the id index drives and the page fills early.
+      {
+        const { plan: kind, details } = explain({ limit: 10, shape: { w: -1, n: 1, e: 1, s: -1 } });
+        assert.equal(kind, 'ordered');
+        assert.deepEqual(details, [index]);
+      }
+      // Search: FTS5 match, rows by rowid.
+      assert.deepEqual(
+        plan(
+          "SELECT o.id FROM object_fts CROSS JOIN objects o ON o.rowid = object_fts.rowid WHERE object_fts MATCH ? AND o.realm = ? ORDER BY bm25(object_fts), o.id LIMIT 5",
+          ['"1xobj"*', 'r'],
+        ).slice(0, 2),
+        ['SCAN object_fts VIRTUAL TABLE INDEX 0:M2', 'SEARCH o USING INTEGER PRIMARY KEY (rowid=?)'],
+      );
+      // History pages and retention: the (realm, object_id, time) key.
+      assert.deepEqual(plan('SELECT location FROM history WHERE realm = ? AND object_id = ? AND time > ? AND time <= ? ORDER BY time DESC LIMIT 5', ['r', 'o1', T0, T2]), [
+        'SEARCH history USING PRIMARY KEY (realm=? AND object_id=? AND time>? AND time<?)',
+      ]);
+      assert.deepEqual(plan('DELETE FROM history WHERE realm = ? AND object_id = ? AND time < ?', ['r', 'o1', T2]), [
+        'SEARCH history USING PRIMARY KEY (realm=? AND object_id=? AND time<?)',
+      ]);
+      // The old rows of a batch: one index probe per id.
+      assert.equal(
+        plan('SELECT rowid FROM objects WHERE realm = ? AND id IN (SELECT value FROM json_each(?))', ['r', '["o1","o2"]'])[0],
+        'SEARCH objects USING COVERING INDEX sqlite_autoindex_objects_1 (realm=? AND id=?)',
+      );
+      // Both plans give the same exact answers.
+      const big: Shape = { w: -1, n: 1, e: 1, s: -1 };
+      const all = await store.objects.list('r', { limit: 10_000, shape: big });
+      assert.equal(all.items.length, 6000);
+      const small = await store.objects.list('r', { limit: 10_000, shape: { w: 0.2, n: 0.3, e: 0.4, s: 0.2 } });
+      assert.deepEqual(
+        small.items.map((o) => o.id),
+        all.items.filter((o) => o.location !== null && o.location.longitude >= 0.2 && o.location.longitude <= 0.4 && o.location.latitude >= 0.2 && o.location.latitude <= 0.3).map((o) => o.id),
       );
     }));
 });

@@ -7,11 +7,30 @@
  * order pages are served in. `objects` keeps an INTEGER rowid (stable across updates:
  * rows are updated in place, never replaced) and `lon`/`lat` columns, for the R*Tree
  * and FTS5 indexes that key on it. JSON columns hold JSON text.
+ *
+ * Version 2 (the query engine) adds:
+ * - `realm_keys`: a small integer per realm (never reused: AUTOINCREMENT), the partition
+ *   key of the spatial index and the prefix of the realm's search tokens.
+ * - `object_rtree`: an R*Tree over current object locations, rowid = objects.rowid, in
+ *   three dimensions (realm key, longitude, latitude) so that one realm's query never
+ *   visits another realm's nodes. Kept in sync by triggers on `objects`, so every write
+ *   (upsert, delete, realm delete) maintains it in its own transaction. R*Tree boxes are
+ *   float32, rounded outward: a candidate is only a candidate, the exact test decides.
+ * - `object_fts`: FTS5, contentless with delete support, over the search words of each
+ *   object (domain/search.ts objectSearchWords), each word prefixed by `<realm key>x` so
+ *   that a prefix query only reaches its realm's terms. Column `names` holds the words
+ *   of id and label (weighted higher in ranking), `terms` those of the data values. The words are
+ *   computed in JavaScript by the one tokenizer and indexed with the `ascii` tokenizer,
+ *   which splits them on the spaces that join them and changes nothing else.
  */
 import type { Database } from 'better-sqlite3';
+import { objectFromRow, type ObjectRow } from './rows.js';
+import { searchColumns } from './search-index.js';
+
+type Migration = string | ((db: Database) => void);
 
 /** Migration n (0-based) brings the schema from version n to n + 1. */
-const MIGRATIONS: readonly string[] = [
+const MIGRATIONS: readonly Migration[] = [
   `
   CREATE TABLE IF NOT EXISTS realms (
     id       TEXT PRIMARY KEY NOT NULL,
@@ -55,6 +74,58 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (realm, object_id, time)
   ) WITHOUT ROWID;
   `,
+  (db) => {
+    db.exec(`
+    CREATE TABLE realm_keys (
+      key   INTEGER PRIMARY KEY AUTOINCREMENT,
+      realm TEXT NOT NULL UNIQUE
+    );
+    CREATE VIRTUAL TABLE object_rtree USING rtree(id, realm_lo, realm_hi, min_lon, max_lon, min_lat, max_lat);
+    CREATE VIRTUAL TABLE object_fts USING fts5(names, terms, tokenize = 'ascii', content = '', contentless_delete = 1);
+
+    CREATE TRIGGER objects_rtree_insert AFTER INSERT ON objects WHEN new.lon IS NOT NULL BEGIN
+      INSERT INTO object_rtree
+        SELECT new.rowid, k.key, k.key, new.lon, new.lon, new.lat, new.lat FROM realm_keys k WHERE k.realm = new.realm;
+    END;
+    CREATE TRIGGER objects_rtree_update AFTER UPDATE OF lon, lat ON objects
+      WHEN new.lon IS NOT NULL AND (old.lon IS NOT new.lon OR old.lat IS NOT new.lat) BEGIN
+      INSERT OR REPLACE INTO object_rtree
+        SELECT new.rowid, k.key, k.key, new.lon, new.lon, new.lat, new.lat FROM realm_keys k WHERE k.realm = new.realm;
+    END;
+    CREATE TRIGGER objects_rtree_clear AFTER UPDATE OF lon, lat ON objects
+      WHEN new.lon IS NULL AND old.lon IS NOT NULL BEGIN
+      DELETE FROM object_rtree WHERE id = old.rowid;
+    END;
+    CREATE TRIGGER objects_index_delete AFTER DELETE ON objects BEGIN
+      DELETE FROM object_rtree WHERE id = old.rowid;
+      DELETE FROM object_fts WHERE rowid = old.rowid;
+    END;
+
+    INSERT INTO realm_keys (realm) SELECT DISTINCT realm FROM objects ORDER BY realm;
+    INSERT INTO object_rtree
+      SELECT o.rowid, k.key, k.key, o.lon, o.lon, o.lat, o.lat
+      FROM objects o JOIN realm_keys k ON k.realm = o.realm WHERE o.lon IS NOT NULL;
+    `);
+    // The search words come from the one tokenizer in domain/search.ts.
+    const keys = new Map(
+      db
+        .prepare<[], { key: number; realm: string }>('SELECT key, realm FROM realm_keys')
+        .all()
+        .map((row) => [row.realm, row.key]),
+    );
+    const insert = db.prepare<[number, string, string]>('INSERT INTO object_fts (rowid, names, terms) VALUES (?, ?, ?)');
+    const chunk = db.prepare<[number], ObjectRow & { realm: string }>(
+      'SELECT rowid, realm, id, label, location, seen, data FROM objects WHERE rowid > ? ORDER BY rowid LIMIT 10000',
+    );
+    for (let rows = chunk.all(0); rows.length > 0; rows = chunk.all(rows[rows.length - 1]?.rowid ?? 0)) {
+      for (const row of rows) {
+        const key = keys.get(row.realm);
+        if (key === undefined) throw new Error('sqlite store: migration found a realm without key');
+        const [names, terms] = searchColumns(key, objectFromRow(row));
+        insert.run(row.rowid, names, terms);
+      }
+    }
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -77,10 +148,11 @@ export function migrate(db: Database): void {
     throw new Error(`sqlite store: schema version ${current} is newer than this build supports (${SCHEMA_VERSION})`);
   }
   for (let version = current; version < SCHEMA_VERSION; version++) {
-    const ddl = MIGRATIONS[version];
-    if (ddl === undefined) break;
+    const migration = MIGRATIONS[version];
+    if (migration === undefined) break;
     db.transaction(() => {
-      db.exec(ddl);
+      if (typeof migration === 'string') db.exec(migration);
+      else migration(db);
       db.pragma(`user_version = ${version + 1}`);
     }).immediate();
   }

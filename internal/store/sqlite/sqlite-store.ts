@@ -9,55 +9,16 @@
  */
 import Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
-import { invalid, LocusError, notFound } from '../../errors.js';
+import { LocusError, notFound } from '../../errors.js';
 import { applyAreaPatch } from '../../domain/area.js';
-import { applyPatch, foldPatches } from '../../domain/object.js';
-import type {
-  Area,
-  AreaChange,
-  AreaCreate,
-  AreaPatch,
-  ObjectChange,
-  ObjectPatch,
-  Realm,
-  RealmSettings,
-  TokenRecord,
-  TrackedObject,
-} from '../../domain/types.js';
-import { decodeCursor, encodeCursor } from '../cursor.js';
-import type { AreaListQuery, AreaStore, ObjectListQuery, ObjectStore, Page, RealmStore, Store, TokenStore } from '../port.js';
-import {
-  areaFromRow,
-  objectFromRow,
-  realmFromRow,
-  tokenFromRow,
-  type AreaRow,
-  type ObjectRow,
-  type RealmRow,
-  type TokenRow,
-} from './rows.js';
+import type { Area, AreaChange, AreaCreate, AreaPatch, Realm, RealmSettings, TokenRecord } from '../../domain/types.js';
+import type { AreaListQuery, AreaStore, Page, RealmStore, Store, TokenStore } from '../port.js';
+import { SqliteObjectStore, pageStart, toPage, type ObjectStoreOptions } from './object-store.js';
+import { areaFromRow, realmFromRow, tokenFromRow, type AreaRow, type RealmRow, type TokenRow } from './rows.js';
 import { configure, migrate } from './schema.js';
 import { isUniqueViolation, settle } from './sqlite-errors.js';
 
 type Db = Database.Database;
-
-const MAX_PAGE = 10_000;
-
-/** The id after which a page starts ('' sorts before every id, since ids are never empty). */
-function pageStart(query: { limit: number; cursor?: string }): string {
-  if (!Number.isInteger(query.limit) || query.limit < 1 || query.limit > MAX_PAGE) {
-    throw invalid(`limit must be an integer from 1 to ${MAX_PAGE}`, 'invalid_query');
-  }
-  return query.cursor === undefined ? '' : decodeCursor(query.cursor);
-}
-
-/** Builds a page from up to limit + 1 rows: the extra row only says that more remain. */
-function toPage<R extends { id: string }, T>(rows: R[], limit: number, convert: (row: R) => T): Page<T> {
-  const more = rows.length > limit;
-  const kept = more ? rows.slice(0, limit) : rows;
-  const last = kept[kept.length - 1];
-  return { items: kept.map(convert), next: more && last !== undefined ? encodeCursor(last.id) : null };
-}
 
 class SqliteRealmStore implements RealmStore {
   private readonly selectOne: Statement<[string], RealmRow>;
@@ -77,6 +38,7 @@ class SqliteRealmStore implements RealmStore {
       db.prepare<[string]>('DELETE FROM objects WHERE realm = ?'),
       db.prepare<[string]>('DELETE FROM areas WHERE realm = ?'),
       db.prepare<[string]>('DELETE FROM tokens WHERE realm = ?'),
+      db.prepare<[string]>('DELETE FROM realm_keys WHERE realm = ?'),
     ];
     const deleteRealm = db.prepare<[string]>('DELETE FROM realms WHERE id = ?');
 
@@ -157,112 +119,6 @@ class SqliteTokenStore implements TokenStore {
   }
 }
 
-type ObjectValues = [
-  label: string | null,
-  lon: number | null,
-  lat: number | null,
-  location: string | null,
-  locTime: string | null,
-  seen: string | null,
-  data: string,
-];
-
-class SqliteObjectStore implements ObjectStore {
-  private readonly selectOne: Statement<[string, string], ObjectRow>;
-  private readonly selectPage: Statement<[string, string, number], ObjectRow>;
-  private readonly upsertTx: (realm: string, patches: readonly ObjectPatch[], now: string) => ObjectChange[];
-  private readonly deleteTx: (realm: string, id: string, now: string) => ObjectChange | null;
-
-  constructor(db: Db) {
-    const columns = 'rowid, id, label, location, seen, data';
-    this.selectOne = db.prepare(`SELECT ${columns} FROM objects WHERE realm = ? AND id = ?`);
-    this.selectPage = db.prepare(`SELECT ${columns} FROM objects WHERE realm = ? AND id > ? ORDER BY id LIMIT ?`);
-    const insert = db.prepare<[string, string, ...ObjectValues]>(
-      'INSERT INTO objects (realm, id, label, lon, lat, location, loc_time, seen, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    );
-    // Updated in place (never INSERT OR REPLACE): the rowid, which spatial and text
-    // indexes key on, stays the same for the object's whole life.
-    const update = db.prepare<[...ObjectValues, number]>(
-      'UPDATE objects SET label = ?, lon = ?, lat = ?, location = ?, loc_time = ?, seen = ?, data = ? WHERE rowid = ?',
-    );
-    // Key (realm, object_id, time): a second fix with an equal time replaces the first.
-    const insertFix = db.prepare<[string, string, string, string]>(
-      'INSERT OR REPLACE INTO history (realm, object_id, time, location) VALUES (?, ?, ?, ?)',
-    );
-    const deleteRow = db.prepare<[number]>('DELETE FROM objects WHERE rowid = ?');
-    const deleteHistory = db.prepare<[string, string]>('DELETE FROM history WHERE realm = ? AND object_id = ?');
-
-    this.upsertTx = db.transaction((realm: string, patches: readonly ObjectPatch[], now: string) => {
-      const changes: ObjectChange[] = [];
-      for (const folded of foldPatches(patches)) {
-        const row = this.selectOne.get(realm, folded.id);
-        const old = row === undefined ? null : objectFromRow(row);
-        const next = applyPatch(old, folded, now);
-
-        // Each fix is serialised once, for history and (when it became current) for the row.
-        let locationJson: string | null = null;
-        for (const fix of folded.fixes) {
-          const json = JSON.stringify(fix);
-          if (fix === next.location) locationJson = json;
-          insertFix.run(realm, folded.id, fix.time, json);
-        }
-        const location = next.location;
-        if (location === null) locationJson = null;
-        else if (row !== undefined && old !== null && location === old.location) locationJson = row.location;
-        else locationJson ??= JSON.stringify(location);
-        // Unchanged data keeps its stored text (mergeData returns the same object).
-        const dataJson = row !== undefined && old !== null && next.data === old.data ? row.data : JSON.stringify(next.data);
-
-        const values: ObjectValues = [
-          next.label,
-          location === null ? null : location.longitude,
-          location === null ? null : location.latitude,
-          locationJson,
-          location === null ? null : location.time,
-          next.seen,
-          dataJson,
-        ];
-        if (row === undefined) insert.run(realm, folded.id, ...values);
-        else update.run(...values, row.rowid);
-
-        changes.push({ realm, id: folded.id, old, new: next, history: folded.fixes, time: now });
-      }
-      return changes;
-    });
-
-    this.deleteTx = db.transaction((realm: string, id: string, now: string) => {
-      const row = this.selectOne.get(realm, id);
-      if (row === undefined) return null;
-      deleteRow.run(row.rowid);
-      deleteHistory.run(realm, id);
-      const change: ObjectChange = { realm, id, old: objectFromRow(row), new: null, history: [], time: now };
-      return change;
-    });
-  }
-
-  upsertMany(realm: string, patches: ObjectPatch[], now: string): Promise<ObjectChange[]> {
-    return settle(() => this.upsertTx(realm, patches, now));
-  }
-
-  get(realm: string, id: string): Promise<TrackedObject | null> {
-    return settle(() => {
-      const row = this.selectOne.get(realm, id);
-      return row === undefined ? null : objectFromRow(row);
-    });
-  }
-
-  list(realm: string, query: ObjectListQuery): Promise<Page<TrackedObject>> {
-    return settle(() => {
-      const after = pageStart(query);
-      return toPage(this.selectPage.all(realm, after, query.limit + 1), query.limit, objectFromRow);
-    });
-  }
-
-  delete(realm: string, id: string, now: string): Promise<ObjectChange | null> {
-    return settle(() => this.deleteTx(realm, id, now));
-  }
-}
-
 class SqliteAreaStore implements AreaStore {
   private readonly selectOne: Statement<[string, string], AreaRow>;
   private readonly selectPage: Statement<[string, string, number], AreaRow>;
@@ -329,7 +185,7 @@ class SqliteAreaStore implements AreaStore {
   list(realm: string, query: AreaListQuery): Promise<Page<Area>> {
     return settle(() => {
       const after = pageStart(query);
-      return toPage(this.selectPage.all(realm, after, query.limit + 1), query.limit, areaFromRow);
+      return toPage(this.selectPage.all(realm, after, query.limit + 1), query.limit, areaFromRow, (row) => row.id);
     });
   }
 
@@ -341,20 +197,20 @@ class SqliteAreaStore implements AreaStore {
 export class SqliteStore implements Store {
   readonly realms: RealmStore;
   readonly tokens: TokenStore;
-  readonly objects: ObjectStore;
+  readonly objects: SqliteObjectStore;
   readonly areas: AreaStore;
   private readonly db: Db;
   private readonly pingStatement: Statement<[], unknown>;
 
   /** Opens (creating when missing) the database at `path`; `:memory:` for a private in-memory one. */
-  constructor(path: string) {
+  constructor(path: string, options: ObjectStoreOptions = {}) {
     const db = new Database(path);
     try {
       configure(db);
       migrate(db);
       this.realms = new SqliteRealmStore(db);
       this.tokens = new SqliteTokenStore(db);
-      this.objects = new SqliteObjectStore(db);
+      this.objects = new SqliteObjectStore(db, options);
       this.areas = new SqliteAreaStore(db);
       this.pingStatement = db.prepare('SELECT 1');
     } catch (err) {
@@ -384,6 +240,6 @@ export class SqliteStore implements Store {
   }
 }
 
-export function openSqliteStore(path: string): SqliteStore {
-  return new SqliteStore(path);
+export function openSqliteStore(path: string, options: ObjectStoreOptions = {}): SqliteStore {
+  return new SqliteStore(path, options);
 }

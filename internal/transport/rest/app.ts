@@ -26,6 +26,8 @@ export interface RestDeps {
   build: { version: string; buildDate: string };
   /** False while shutting down: /readyz answers 503. */
   isAccepting: () => boolean;
+  /** More routes, mounted before the 404 handler (`POST /v1/http`). */
+  routers?: Router[];
 }
 
 const success = { result: 'success' } as const;
@@ -108,6 +110,21 @@ function objectRoutes(deps: RestDeps, body: RequestHandler[]): Router {
       res.json(success);
     })
     .all(methodNotAllowed(['GET', 'PUT', 'POST', 'DELETE']));
+  router
+    .route('/object/:id/history')
+    .get(async (req, res) => {
+      const page = await objects.history(realmOf(res), param(req, 'id'), query(req));
+      if (page.next !== null) res.set('X-Next-Cursor', page.next);
+      res.json({ id: page.id, locations: page.locations });
+    })
+    .all(methodNotAllowed(['GET']));
+  router
+    .route('/search')
+    .get(async (req, res) => {
+      const found = await objects.search(realmOf(res), query(req));
+      res.json(keyedById(found.entries));
+    })
+    .all(methodNotAllowed(['GET']));
   return router;
 }
 
@@ -213,6 +230,7 @@ export function createRestApp(deps: RestDeps): express.Express {
   admin.use(authenticate(deps.access), adminGate(deps.access), adminRoutes(deps, body));
   app.use('/admin/v1', admin);
 
+  for (const router of deps.routers ?? []) app.use(router);
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));
   return app;

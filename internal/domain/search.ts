@@ -1,0 +1,81 @@
+/**
+ * Full-text search words: THE tokenizer and normaliser for query words and object words,
+ * and the matcher that is the oracle for the stores' indexes (SQLite FTS5). Pure.
+ *
+ * A word is a maximal run of Unicode letters and digits (`\p{L}`, `\p{N}`; combining
+ * marks `\p{M}` inside a word belong to it), normalised case- and accent-insensitively:
+ * NFKD, combining marks dropped, lower-cased (locale-independent `toLowerCase`), final
+ * sigma `ς` folded to `σ`. Compatibility characters may decompose into several words
+ * (`½` gives `1` and `2`). Every word holds only letters and digits, and
+ * `searchWords(w)` is `[w]` for every word `w` it returns, so a store may index the words
+ * joined by spaces with a tokenizer that splits on spaces alone (e.g. FTS5 `ascii`).
+ */
+import { invalid } from '../errors.js';
+import type { TrackedObject } from './types.js';
+
+/** Most words one search query may have. */
+export const MAX_QUERY_WORDS = 32;
+
+/** A raw word: starts with a letter or digit, continues with letters, digits and marks. */
+const RAW_WORD = /[\p{L}\p{N}][\p{L}\p{N}\p{M}]*/gu;
+const MARKS = /\p{M}/gu;
+const WORD = /[\p{L}\p{N}]+/gu;
+
+function normalise(raw: string): string {
+  return raw.normalize('NFKD').replace(MARKS, '').toLowerCase().normalize('NFKD').replace(MARKS, '').replace(/ς/g, 'σ');
+}
+
+/** Pure ASCII letters and digits: the common case, no Unicode work needed. */
+const ASCII_WORD = /^[A-Za-z0-9]+$/;
+
+/** The normalised words of a text, in order (repeats kept). */
+export function searchWords(text: string): string[] {
+  const out: string[] = [];
+  for (const [raw] of text.matchAll(RAW_WORD)) {
+    if (ASCII_WORD.test(raw)) {
+      out.push(raw.toLowerCase());
+      continue;
+    }
+    // Normalising may turn one word into text with separators (`½` → `1⁄2`): split again.
+    for (const [word] of normalise(raw).matchAll(WORD)) out.push(word);
+  }
+  return out;
+}
+
+/**
+ * The words an object is found by: those of its id, its label and every string or number
+ * data value (a number as its JSON text: 12.5 gives `12` and `5`), in that order, repeats
+ * kept. Data keys and boolean values are not searched.
+ */
+export function objectSearchWords(obj: TrackedObject): string[] {
+  const words = searchWords(obj.id);
+  if (obj.label !== null) words.push(...searchWords(obj.label));
+  for (const value of Object.values(obj.data)) {
+    if (typeof value === 'string') words.push(...searchWords(value));
+    else if (typeof value === 'number') words.push(...searchWords(JSON.stringify(value)));
+  }
+  return words;
+}
+
+/** True when every query word is a prefix of some word of the object (`trac` finds `Tractor`). */
+export function matchesSearch(obj: TrackedObject, queryWords: readonly string[]): boolean {
+  if (queryWords.length === 0) return true;
+  const words = objectSearchWords(obj);
+  return queryWords.every((q) => words.some((w) => w.startsWith(q)));
+}
+
+/**
+ * The words of the search parameter `q`, repeats removed (first occurrence order).
+ * `invalid_query` when q is missing or not a string, has no letter or digit, or has more
+ * than 32 distinct words.
+ */
+export function parseSearchQuery(q: unknown): string[] {
+  if (q === undefined) throw invalid('q is required: the text to search for', 'invalid_query');
+  if (typeof q !== 'string') throw invalid('q must be a single string', 'invalid_query');
+  const words = [...new Set(searchWords(q))];
+  if (words.length === 0) throw invalid('q must contain at least one letter or digit', 'invalid_query');
+  if (words.length > MAX_QUERY_WORDS) {
+    throw invalid(`q has ${words.length} words; a search may have at most ${MAX_QUERY_WORDS}`, 'invalid_query');
+  }
+  return words;
+}

@@ -1,0 +1,179 @@
+/**
+ * Turns change records into events: the services call it after every stored write
+ * (it is their ChangeListener), it keeps one AreaIndex per realm current and publishes
+ * `loc`, `exi`, `ent` and `del` on the event bus.
+ *
+ * Containment is computed from the change record alone: the areas holding the old
+ * current location against those holding the new one. Nothing is re-read and no
+ * per-object membership is kept, so reshaping or creating an area raises no event by
+ * itself, and an older fix (which leaves the current location as it was) raises none.
+ *
+ * A realm's areas are loaded on its first change. Until the load completes, that realm's
+ * changes wait in a queue, in order; the index is then rewound to the moment loading
+ * began (every area touched meanwhile starts from the `old` side of its first queued
+ * change) and the queue is replayed, so each change meets the areas as they were when
+ * it was written.
+ */
+import type { Area, AreaChange, Location, ObjectChange } from '../domain/types.js';
+import type { EventBus, LocusEvent } from '../events/port.js';
+import type { ChangeListener } from '../service/changes.js';
+import type { AreaStore } from '../store/port.js';
+import { AreaIndex } from './area-index.js';
+
+type Pending = { kind: 'objects'; changes: readonly ObjectChange[] } | { kind: 'area'; change: AreaChange };
+
+interface Loading {
+  status: 'loading';
+  pending: Pending[];
+}
+
+type RealmState = { status: 'ready'; index: AreaIndex } | Loading;
+
+const loadPageSize = 1000;
+
+/** True when both are absent or both describe the same fix. */
+export function sameLocation(a: Location | null, b: Location | null): boolean {
+  if (a === b) return true;
+  if (a === null || b === null) return false;
+  return (
+    a.longitude === b.longitude &&
+    a.latitude === b.latitude &&
+    a.time === b.time &&
+    a.altitude === b.altitude &&
+    a.speed === b.speed &&
+    a.heading === b.heading &&
+    a.accuracy === b.accuracy &&
+    a.altitudeAccuracy === b.altitudeAccuracy
+  );
+}
+
+/** The events of one object change, in the order subscribers get them: loc, exits, enters. */
+export function eventsOf(change: ObjectChange, index: AreaIndex): LocusEvent[] {
+  const { realm } = change;
+  if (change.new === null) return change.old === null ? [] : [{ kind: 'del', realm, object: change.id }];
+  const before = change.old?.location ?? null;
+  const after = change.new.location;
+  if (after === null || sameLocation(before, after)) return [];
+  const obj = change.new;
+  // This write carried the fix, so the object was seen just now: it is connected.
+  const events: LocusEvent[] = [
+    {
+      kind: 'loc',
+      realm,
+      object: { id: obj.id, label: obj.label, location: after, data: obj.data, connectionStatus: 'con' },
+    },
+  ];
+  const wasIn = before === null ? [] : index.containing(before.longitude, before.latitude);
+  const isIn = index.containing(after.longitude, after.latitude);
+  if (wasIn.length === 0 && isIn.length === 0) return events;
+  const now = new Set(isIn);
+  const was = new Set(wasIn);
+  for (const area of wasIn) {
+    if (!now.has(area)) events.push({ kind: 'exi', realm, object: obj.id, area, time: after.time });
+  }
+  for (const area of isIn) {
+    if (!was.has(area)) events.push({ kind: 'ent', realm, object: obj.id, area, time: after.time });
+  }
+  return events;
+}
+
+export class GeofenceEngine implements ChangeListener {
+  private readonly realms = new Map<string, RealmState>();
+
+  constructor(
+    private readonly areas: Pick<AreaStore, 'list'>,
+    private readonly bus: EventBus,
+    private readonly onError: (err: unknown, realm: string) => void = () => undefined,
+  ) {}
+
+  objectsChanged(realm: string, changes: readonly ObjectChange[]): void {
+    this.submit(realm, { kind: 'objects', changes });
+  }
+
+  areaChanged(realm: string, change: AreaChange): void {
+    this.submit(realm, { kind: 'area', change });
+  }
+
+  realmDeleted(realm: string): void {
+    this.realms.delete(realm);
+    this.bus.publishRealmDeleted(realm);
+  }
+
+  /** Areas indexed for a realm (null: not loaded); for tests and diagnostics. */
+  indexedAreas(realm: string): number | null {
+    const state = this.realms.get(realm);
+    return state?.status === 'ready' ? state.index.size : null;
+  }
+
+  private submit(realm: string, work: Pending): void {
+    const state = this.realms.get(realm);
+    if (state === undefined) {
+      const loading: Loading = { status: 'loading', pending: [work] };
+      this.realms.set(realm, loading);
+      void this.load(realm, loading);
+    } else if (state.status === 'loading') {
+      state.pending.push(work);
+    } else {
+      this.apply(realm, state.index, work);
+    }
+  }
+
+  private apply(realm: string, index: AreaIndex, work: Pending): void {
+    if (work.kind === 'area') {
+      const { change } = work;
+      if (change.new === null) {
+        index.remove(change.id);
+        this.bus.publish(realm, [{ kind: 'del', realm, area: change.id }]);
+      } else if (change.old?.shape !== change.new.shape) {
+        index.put(change.new);
+      }
+      return;
+    }
+    const events: LocusEvent[] = [];
+    for (const change of work.changes) events.push(...eventsOf(change, index));
+    if (events.length > 0) this.bus.publish(realm, events);
+  }
+
+  private async load(realm: string, state: Loading): Promise<void> {
+    let index: AreaIndex;
+    let loaded = true;
+    try {
+      index = AreaIndex.of(await this.listAll(realm));
+    } catch (err) {
+      this.onError(err, realm);
+      // Without areas the queued changes still yield loc and del events; the next change retries.
+      index = new AreaIndex();
+      loaded = false;
+    }
+    // The realm was deleted while loading (and maybe made again): this load's work goes with it.
+    if (this.realms.get(realm) !== state) return;
+    rewind(index, state.pending);
+    const ready: RealmState = { status: 'ready', index };
+    this.realms.set(realm, ready);
+    for (const work of state.pending) this.apply(realm, index, work);
+    if (!loaded) this.realms.delete(realm);
+  }
+
+  private async listAll(realm: string): Promise<Area[]> {
+    const all: Area[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.areas.list(realm, cursor === undefined ? { limit: loadPageSize } : { limit: loadPageSize, cursor });
+      all.push(...page.items);
+      cursor = page.next ?? undefined;
+    } while (cursor !== undefined);
+    return all;
+  }
+}
+
+/** Sets every area that queued changes touch back to its state before the first of them. */
+function rewind(index: AreaIndex, pending: readonly Pending[]): void {
+  const seen = new Set<string>();
+  for (const work of pending) {
+    if (work.kind !== 'area' || seen.has(work.change.id)) continue;
+    seen.add(work.change.id);
+    const before = work.change.old;
+    if (before === null) index.remove(work.change.id);
+    else index.put(before);
+  }
+}

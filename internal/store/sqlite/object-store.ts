@@ -1,0 +1,414 @@
+/**
+ * Objects in SQLite: writes (the batch path is the bulk-ingest hot path), lists with
+ * filters and shapes pushed down to the indexes, full-text search and location history.
+ *
+ * Indexes (schema.ts, version 2): the (realm, id) unique index serves id order and
+ * paging; the R*Tree `object_rtree` (realm key × lon × lat) serves shapes; the FTS5
+ * table `object_fts` serves search. The R*Tree is kept by triggers on `objects`, the
+ * FTS5 rows by this file, all inside the write's transaction.
+ *
+ * A shape query is answered by one of two plans, both one SQL statement followed by the
+ * exact test of internal/geo (compileShape) on the rows it yields, in id order, until
+ * the page is full:
+ * - spatial: R*Tree candidates in the shape's boxes (shapeBounds), joined to their rows,
+ *   filtered (realm, id range, filter) and sorted by id. Best when the boxes hold few
+ *   objects, which is every shape that is small next to the realm.
+ * - ordered: the (realm, id) index in id order, rows whose lon/lat fall in a box, filtered.
+ *   Best when the boxes hold a large share of the realm: the page fills after about
+ *   limit / share rows, and nothing is sorted.
+ * A capped count of R*Tree candidates picks the plan (see SPATIAL_CANDIDATE_CAP).
+ */
+import type { Database, Statement } from 'better-sqlite3';
+import { invalid } from '../../errors.js';
+import { compareCodePoints } from '../../domain/filter.js';
+import { applyPatch, foldPatches } from '../../domain/object.js';
+import type { BBox, Location, ObjectChange, ObjectPatch, TrackedObject } from '../../domain/types.js';
+import { compileShape, shapeBounds } from '../../geo/contains.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
+import type { HistoryQuery, ObjectListQuery, ObjectStore, Page, SearchHit, SearchQuery } from '../port.js';
+import { compileFilter } from './filter-sql.js';
+import { objectFromRow, type ObjectRow } from './rows.js';
+import { searchColumns, searchMatch, sameSearchText } from './search-index.js';
+import { settle } from './sqlite-errors.js';
+
+const MAX_PAGE = 10_000;
+
+/**
+ * The spatial plan is used while the shape's boxes hold fewer R*Tree candidates than
+ * this (counted up to the cap). Its cost grows with the candidates (each is joined and
+ * sorted); the ordered plan's with limit × realm size / candidates. Measured at a million
+ * objects (docs/benchmarks.md), they cross around tens of thousands of candidates.
+ */
+export function spatialCandidateCap(limit: number): number {
+  return Math.max(5_000, 20 * (limit + 1));
+}
+
+/** Statements of one SQL text are prepared once and kept (queries differ by their filter's form). */
+const STATEMENT_CACHE_SIZE = 256;
+
+const OBJECT_COLUMNS = 'o.rowid AS rowid, o.id AS id, o.label AS label, o.location AS location, o.seen AS seen, o.data AS data';
+
+interface PlacedRow extends ObjectRow {
+  lon: number | null;
+  lat: number | null;
+}
+
+interface SearchRow extends ObjectRow {
+  bm25: number;
+}
+
+type ObjectValues = [
+  label: string | null,
+  lon: number | null,
+  lat: number | null,
+  location: string | null,
+  locTime: string | null,
+  seen: string | null,
+  data: string,
+];
+
+/** Validates a page limit and returns the id after which the page starts ('' sorts before every id). */
+export function pageStart(query: { limit: number; cursor?: string }): string {
+  if (!Number.isInteger(query.limit) || query.limit < 1 || query.limit > MAX_PAGE) {
+    throw invalid(`limit must be an integer from 1 to ${MAX_PAGE}`, 'invalid_query');
+  }
+  return query.cursor === undefined ? '' : decodeCursor(query.cursor);
+}
+
+/** Builds a page from up to limit + 1 items: the extra one only says that more remain. */
+export function toPage<R, T>(rows: R[], limit: number, convert: (row: R) => T, key: (row: R) => string): Page<T> {
+  const more = rows.length > limit;
+  const kept = more ? rows.slice(0, limit) : rows;
+  const last = kept[kept.length - 1];
+  return { items: kept.map(convert), next: more && last !== undefined ? encodeCursor(key(last)) : null };
+}
+
+const rowId = (row: { id: string }): string => row.id;
+const emptyPage = <T>(): Page<T> => ({ items: [], next: null });
+
+/** `o.lon`/`o.lat` inside one of the boxes (exact doubles: the boxes cover every accepted point). */
+function boxesSql(boxes: readonly BBox[], params: (string | number)[]): string {
+  const parts = boxes.map((box) => {
+    params.push(box.minLon, box.maxLon, box.minLat, box.maxLat);
+    return '(o.lon BETWEEN ? AND ? AND o.lat BETWEEN ? AND ?)';
+  });
+  return `(${parts.join(' OR ')})`;
+}
+
+/** R*Tree entries of realm `key` overlapping one box (float32 entries are rounded outward: a superset). */
+function rtreeBoxSql(key: number, box: BBox, params: (string | number)[]): string {
+  params.push(key, key, box.minLon, box.maxLon, box.minLat, box.maxLat);
+  return 'SELECT id FROM object_rtree WHERE realm_lo <= ? AND realm_hi >= ? AND max_lon >= ? AND min_lon <= ? AND max_lat >= ? AND min_lat <= ?';
+}
+
+export interface ObjectStoreOptions {
+  /**
+   * The spatial plan serves a shape while its boxes hold fewer R*Tree candidates than
+   * this (default spatialCandidateCap). Tests set it to force either plan.
+   */
+  spatialCap?: (limit: number) => number;
+}
+
+export class SqliteObjectStore implements ObjectStore {
+  private readonly statements = new Map<string, Statement>();
+  private readonly spatialCap: (limit: number) => number;
+  private readonly selectOne: Statement<[string, string], ObjectRow>;
+  private readonly selectKey: Statement<[string], { key: number }>;
+  private readonly upsertTx: (realm: string, patches: readonly ObjectPatch[], now: string) => ObjectChange[];
+  private readonly deleteTx: (realm: string, id: string, now: string) => ObjectChange | null;
+  private readonly pruneChunkTx: (realm: string, after: string, before: string) => { last: string | null; deleted: number };
+
+  constructor(
+    private readonly db: Database,
+    options: ObjectStoreOptions = {},
+  ) {
+    this.spatialCap = options.spatialCap ?? spatialCandidateCap;
+    const columns = 'rowid, id, label, location, seen, data';
+    this.selectOne = db.prepare(`SELECT ${columns} FROM objects WHERE realm = ? AND id = ?`);
+    // The old rows of a whole batch in one statement (an index probe per id).
+    const selectMany = db.prepare<[string, string], ObjectRow>(
+      `SELECT ${columns} FROM objects WHERE realm = ? AND id IN (SELECT value FROM json_each(?))`,
+    );
+    this.selectKey = db.prepare('SELECT key FROM realm_keys WHERE realm = ?');
+    const ensureKey = db.prepare<[string]>('INSERT OR IGNORE INTO realm_keys (realm) VALUES (?)');
+    const insert = db.prepare<[string, string, ...ObjectValues]>(
+      'INSERT INTO objects (realm, id, label, lon, lat, location, loc_time, seen, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    // Updated in place (never INSERT OR REPLACE): the rowid, which the R*Tree and the
+    // FTS5 index key on, stays the same for the object's whole life.
+    const update = db.prepare<[...ObjectValues, number]>(
+      'UPDATE objects SET label = ?, lon = ?, lat = ?, location = ?, loc_time = ?, seen = ?, data = ? WHERE rowid = ?',
+    );
+    // Key (realm, object_id, time): a second fix with an equal time replaces the first.
+    const insertFix = db.prepare<[string, string, string, string]>(
+      'INSERT OR REPLACE INTO history (realm, object_id, time, location) VALUES (?, ?, ?, ?)',
+    );
+    const insertText = db.prepare<[number | bigint, string, string]>('INSERT INTO object_fts (rowid, names, terms) VALUES (?, ?, ?)');
+    const replaceText = db.prepare<[number, string, string]>(
+      'INSERT OR REPLACE INTO object_fts (rowid, names, terms) VALUES (?, ?, ?)',
+    );
+    // The delete trigger removes the R*Tree entry and the FTS5 row.
+    const deleteRow = db.prepare<[number]>('DELETE FROM objects WHERE rowid = ?');
+    const deleteHistory = db.prepare<[string, string]>('DELETE FROM history WHERE realm = ? AND object_id = ?');
+
+    this.upsertTx = db.transaction((realm: string, patches: readonly ObjectPatch[], now: string) => {
+      ensureKey.run(realm);
+      const key = this.selectKey.get(realm)?.key;
+      if (key === undefined) throw new Error('realm key missing after insert');
+      const batch = foldPatches(patches);
+      const oldRows = new Map<string, ObjectRow>();
+      if (batch.length === 1) {
+        const row = this.selectOne.get(realm, (batch[0] as (typeof batch)[number]).id);
+        if (row !== undefined) oldRows.set(row.id, row);
+      } else {
+        for (const row of selectMany.all(realm, JSON.stringify(batch.map((f) => f.id)))) oldRows.set(row.id, row);
+      }
+
+      const changes: ObjectChange[] = [];
+      for (const folded of batch) {
+        const row = oldRows.get(folded.id);
+        const old = row === undefined ? null : objectFromRow(row);
+        const next = applyPatch(old, folded, now);
+
+        // Each fix is serialised once, for history and (when it became current) for the row.
+        let locationJson: string | null = null;
+        for (const fix of folded.fixes) {
+          const json = JSON.stringify(fix);
+          if (fix === next.location) locationJson = json;
+          insertFix.run(realm, folded.id, fix.time, json);
+        }
+        const location = next.location;
+        if (location === null) locationJson = null;
+        else if (row !== undefined && old !== null && location === old.location) locationJson = row.location;
+        else locationJson ??= JSON.stringify(location);
+        // Unchanged data keeps its stored text (mergeData returns the same object).
+        const dataJson = row !== undefined && old !== null && next.data === old.data ? row.data : JSON.stringify(next.data);
+
+        const values: ObjectValues = [
+          next.label,
+          location === null ? null : location.longitude,
+          location === null ? null : location.latitude,
+          locationJson,
+          location === null ? null : location.time,
+          next.seen,
+          dataJson,
+        ];
+        if (row === undefined || old === null) {
+          const { lastInsertRowid } = insert.run(realm, folded.id, ...values);
+          const [names, terms] = searchColumns(key, next);
+          insertText.run(lastInsertRowid, names, terms);
+        } else {
+          update.run(...values, row.rowid);
+          if (!sameSearchText(old, next)) {
+            const [names, terms] = searchColumns(key, next);
+            const [oldNames, oldTerms] = searchColumns(key, old);
+            if (names !== oldNames || terms !== oldTerms) replaceText.run(row.rowid, names, terms);
+          }
+        }
+
+        changes.push({ realm, id: folded.id, old, new: next, history: folded.fixes, time: now });
+      }
+      return changes;
+    });
+
+    this.deleteTx = db.transaction((realm: string, id: string, now: string) => {
+      const row = this.selectOne.get(realm, id);
+      if (row === undefined) return null;
+      deleteRow.run(row.rowid);
+      deleteHistory.run(realm, id);
+      const change: ObjectChange = { realm, id, old: objectFromRow(row), new: null, history: [], time: now };
+      return change;
+    });
+
+    // Retention walks the realm's history object by object (a seek per object on the
+    // (realm, object_id, time) key), a chunk of objects per transaction.
+    const nextHistoryObject = db.prepare<[string, string], { object_id: string }>(
+      'SELECT object_id FROM history WHERE realm = ? AND object_id > ? ORDER BY object_id LIMIT 1',
+    );
+    const pruneObject = db.prepare<[string, string, string]>('DELETE FROM history WHERE realm = ? AND object_id = ? AND time < ?');
+    this.pruneChunkTx = db.transaction((realm: string, after: string, before: string) => {
+      let last: string | null = after;
+      let deleted = 0;
+      for (let i = 0; i < PRUNE_CHUNK_OBJECTS; i++) {
+        const next = nextHistoryObject.get(realm, last);
+        if (next === undefined) return { last: null, deleted };
+        last = next.object_id;
+        deleted += pruneObject.run(realm, last, before).changes;
+      }
+      return { last, deleted };
+    });
+  }
+
+  /** A prepared statement for `sql`, from the cache. */
+  private statement<R>(sql: string): Statement<unknown[], R> {
+    let statement = this.statements.get(sql);
+    if (statement === undefined) {
+      if (this.statements.size >= STATEMENT_CACHE_SIZE) {
+        const oldest = this.statements.keys().next().value;
+        if (oldest !== undefined) this.statements.delete(oldest);
+      }
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement as Statement<unknown[], R>;
+  }
+
+  private realmKey(realm: string): number | null {
+    return this.selectKey.get(realm)?.key ?? null;
+  }
+
+  upsertMany(realm: string, patches: ObjectPatch[], now: string): Promise<ObjectChange[]> {
+    return settle(() => this.upsertTx(realm, patches, now));
+  }
+
+  get(realm: string, id: string): Promise<TrackedObject | null> {
+    return settle(() => {
+      const row = this.selectOne.get(realm, id);
+      return row === undefined ? null : objectFromRow(row);
+    });
+  }
+
+  list(realm: string, query: ObjectListQuery): Promise<Page<TrackedObject>> {
+    return settle(() => this.listNow(realm, query));
+  }
+
+  /** The SQL (with its parameters) and plan of a list query; exposed for EXPLAIN QUERY PLAN tests. */
+  listPlan(realm: string, query: ObjectListQuery): { sql: string; params: (string | number)[]; plan: ListPlan } | null {
+    const after = pageStart(query);
+    const filter = compileFilter(query.filter ?? []);
+    if (filter.never) return null;
+    let lower = after;
+    if (filter.idAfter !== null && compareCodePoints(filter.idAfter, lower) > 0) lower = filter.idAfter;
+    const upper = filter.idBefore;
+    if (upper !== null && compareCodePoints(lower, upper) >= 0) return null;
+
+    const params: (string | number)[] = [];
+    const where = (): string => {
+      const terms = ['o.realm = ?', 'o.id > ?'];
+      params.push(realm, lower);
+      if (upper !== null) {
+        terms.push('o.id < ?');
+        params.push(upper);
+      }
+      terms.push(...filter.terms);
+      params.push(...filter.params);
+      return terms.join(' AND ');
+    };
+
+    if (query.shape === undefined) {
+      const sql = `SELECT ${OBJECT_COLUMNS} FROM objects o WHERE ${where()} ORDER BY o.id LIMIT ?`;
+      params.push(query.limit + 1);
+      return { sql, params, plan: 'index' };
+    }
+
+    const key = this.realmKey(realm);
+    if (key === null) return null;
+    const boxes = shapeBounds(query.shape);
+    const countParams: (string | number)[] = [];
+    const cap = Math.max(1, Math.floor(this.spatialCap(query.limit)));
+    const countSql = `SELECT count(*) AS n FROM (${boxes.map((box) => rtreeBoxSql(key, box, countParams)).join(' UNION ALL ')} LIMIT ${cap})`;
+    const candidates = this.statement<{ n: number }>(countSql).get(...countParams)?.n ?? 0;
+    if (candidates === 0) return null;
+
+    if (candidates < cap) {
+      // Spatial plan: the R*Tree drives (CROSS JOIN keeps it the outer loop).
+      const source =
+        boxes.length === 1
+          ? `(${rtreeBoxSql(key, boxes[0] as BBox, params)})`
+          : `(${boxes.map((box) => rtreeBoxSql(key, box, params)).join(' UNION ')})`;
+      const sql = `SELECT ${OBJECT_COLUMNS}, o.lon AS lon, o.lat AS lat FROM ${source} AS c CROSS JOIN objects o ON o.rowid = c.id WHERE ${where()} ORDER BY o.id`;
+      return { sql, params, plan: 'spatial' };
+    }
+    // Ordered plan: the (realm, id) index drives; lon/lat prefiltered by the boxes.
+    const sql = `SELECT ${OBJECT_COLUMNS}, o.lon AS lon, o.lat AS lat FROM objects o WHERE ${where()} AND ${boxesSql(boxes, params)} ORDER BY o.id`;
+    return { sql, params, plan: 'ordered' };
+  }
+
+  private listNow(realm: string, query: ObjectListQuery): Page<TrackedObject> {
+    const planned = this.listPlan(realm, query);
+    if (planned === null) return emptyPage();
+    const statement = this.statement<PlacedRow>(planned.sql);
+    if (query.shape === undefined) return toPage(statement.all(...planned.params), query.limit, objectFromRow, rowId);
+
+    // The exact test decides; rows come in id order, so the page is full after limit + 1 hits.
+    const inside = compileShape(query.shape);
+    const hits: PlacedRow[] = [];
+    for (const row of statement.iterate(...planned.params)) {
+      if (row.lon === null || row.lat === null || !inside(row.lon, row.lat)) continue;
+      hits.push(row);
+      if (hits.length > query.limit) break;
+    }
+    return toPage(hits, query.limit, objectFromRow, rowId);
+  }
+
+  delete(realm: string, id: string, now: string): Promise<ObjectChange | null> {
+    return settle(() => this.deleteTx(realm, id, now));
+  }
+
+  search(realm: string, query: SearchQuery): Promise<SearchHit[]> {
+    return settle(() => {
+      if (!Number.isInteger(query.limit) || query.limit < 1 || query.limit > MAX_PAGE) {
+        throw invalid(`limit must be an integer from 1 to ${MAX_PAGE}`, 'invalid_query');
+      }
+      if (query.words.length === 0) return [];
+      const key = this.realmKey(realm);
+      if (key === null) return [];
+      // bm25 is lower for better matches; id and label words weigh twice as much as data words.
+      const rows = this.statement<SearchRow>(
+        `SELECT ${OBJECT_COLUMNS}, bm25(object_fts, 2.0, 1.0) AS bm25
+         FROM object_fts CROSS JOIN objects o ON o.rowid = object_fts.rowid
+         WHERE object_fts MATCH ? AND o.realm = ? ORDER BY bm25, o.id LIMIT ?`,
+      ).all(searchMatch(key, query.words), realm, query.limit);
+      // Reported as higher-is-better; + 0 turns a -0 into 0.
+      return rows.map((row) => ({ object: objectFromRow(row), score: -row.bm25 + 0 }));
+    });
+  }
+
+  history(realm: string, id: string, query: HistoryQuery): Promise<Page<Location>> {
+    return settle(() => {
+      if (!Number.isInteger(query.limit) || query.limit < 1 || query.limit > MAX_PAGE) {
+        throw invalid(`limit must be an integer from 1 to ${MAX_PAGE}`, 'invalid_query');
+      }
+      const cursor = query.cursor === undefined ? null : decodeCursor(query.cursor);
+      const asc = query.order === 'asc';
+      const terms = ['realm = ?', 'object_id = ?'];
+      const params: (string | number)[] = [realm, id];
+      // Each side is bounded once: by the cursor when it is past the range's own bound.
+      let low: [string, string] | null = query.from === undefined ? null : ['>=', query.from];
+      let high: [string, string] | null = query.to === undefined ? null : ['<=', query.to];
+      if (cursor !== null) {
+        if (asc && (low === null || cursor >= low[1])) low = ['>', cursor];
+        if (!asc && (high === null || cursor <= high[1])) high = ['<', cursor];
+      }
+      for (const bound of [low, high]) {
+        if (bound === null) continue;
+        terms.push(`time ${bound[0]} ?`);
+        params.push(bound[1]);
+      }
+      params.push(query.limit + 1);
+      const rows = this.statement<{ time: string; location: string }>(
+        `SELECT time, location FROM history WHERE ${terms.join(' AND ')} ORDER BY time ${asc ? 'ASC' : 'DESC'} LIMIT ?`,
+      ).all(...params);
+      return toPage(rows, query.limit, (row) => JSON.parse(row.location) as Location, (row) => row.time);
+    });
+  }
+
+  async pruneHistory(realm: string, before: string, options: { signal?: AbortSignal } = {}): Promise<number> {
+    let deleted = 0;
+    let after: string | null = '';
+    while (after !== null && options.signal?.aborted !== true) {
+      const from: string = after;
+      const chunk = await settle(() => this.pruneChunkTx(realm, from, before));
+      deleted += chunk.deleted;
+      after = chunk.last;
+      // Let requests in between: a large realm is pruned in many short transactions.
+      if (after !== null) await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    return deleted;
+  }
+}
+
+export type ListPlan = 'index' | 'spatial' | 'ordered';
+
+/** Objects whose history one retention transaction walks. */
+const PRUNE_CHUNK_OBJECTS = 500;

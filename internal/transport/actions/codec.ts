@@ -1,0 +1,157 @@
+/**
+ * The v1 action protocol on the wire, for every transport: a message is a JSON array of
+ * actions; a reply is a JSON array with one result per action. This module only turns
+ * text into actions and results into text; it knows nothing of sockets or services.
+ */
+import type { BuildInfo } from '../../build-info.js';
+import { quote } from '../../domain/ids.js';
+import { isJsonObject } from '../../domain/ids.js';
+import { invalid, LocusError, type ErrorCode } from '../../errors.js';
+import type { LocusEvent } from '../../events/port.js';
+
+/** A client-chosen correlation id, echoed in the action's result. */
+export type Rid = string | number;
+
+export interface Action {
+  typ: string;
+  act: string;
+  /** The realm named by the action; absent: the token's realm. */
+  rea?: string;
+  rid?: Rid;
+  /** The payload; `{}` when the action gave none. */
+  dat: Record<string, unknown>;
+}
+
+/** One element of a message: an action, or why it is not one (answered with `res: "err"`). */
+export type ParsedAction = { ok: true; action: Action } | { ok: false; typ: string | null; act: string | null; rid?: Rid; error: LocusError };
+
+export type ParsedMessage = { ok: true; actions: ParsedAction[] } | { ok: false; error: LocusError };
+
+export interface ActionResult {
+  typ: string | null;
+  act: string | null;
+  res: 'suc' | 'err';
+  dat: unknown;
+  rid?: Rid;
+  /** Cursor of the next page, when a list page is not the last. */
+  nxt?: string;
+}
+
+const actionKeys = new Set(['typ', 'act', 'rea', 'rid', 'dat']);
+
+const errorDat = (err: LocusError): { code: ErrorCode; message: string } => ({ code: err.code, message: err.message });
+
+function parseAction(value: unknown, index: number): ParsedAction {
+  const where = `action ${index}`;
+  if (!isJsonObject(value)) {
+    return { ok: false, typ: null, act: null, error: invalid(`${where} must be a JSON object with typ, act and dat`) };
+  }
+  const typ = typeof value.typ === 'string' ? value.typ : null;
+  const act = typeof value.act === 'string' ? value.act : null;
+  const rid = value.rid;
+  const validRid = typeof rid === 'string' || (typeof rid === 'number' && Number.isFinite(rid));
+  const fail = (message: string): ParsedAction => ({
+    ok: false,
+    typ,
+    act,
+    ...(validRid ? { rid } : {}),
+    error: invalid(`${where}: ${message}`),
+  });
+  for (const key of Object.keys(value)) {
+    if (!actionKeys.has(key)) return fail(`unknown key ${quote(key)}; an action has typ, act, rea, rid and dat`);
+  }
+  if (typ === null) return fail('typ must be a string such as "obj"');
+  if (act === null) return fail('act must be a string such as "get"');
+  if (rid !== undefined && !validRid) return fail('rid must be a string or a number');
+  const { rea, dat } = value;
+  if (rea !== undefined && typeof rea !== 'string') return fail('rea must be a realm id (a string)');
+  if (dat !== undefined && !isJsonObject(dat)) return fail('dat must be a JSON object');
+  const action: Action = { typ, act, dat: dat ?? {} };
+  if (rea !== undefined) action.rea = rea;
+  if (validRid) action.rid = rid;
+  return { ok: true, action };
+}
+
+/** Reads an already parsed JSON value as a message (`/v1/http` bodies arrive parsed). */
+export function parseActions(value: unknown): ParsedMessage {
+  if (!Array.isArray(value)) {
+    return { ok: false, error: invalid('a message must be a JSON array of actions') };
+  }
+  return { ok: true, actions: value.map((item, index) => parseAction(item, index)) };
+}
+
+/** Reads one WebSocket message or TCP line. */
+export function parseMessage(text: string): ParsedMessage {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: false, error: invalid('the message is not valid JSON', 'invalid_json') };
+  }
+  return parseActions(value);
+}
+
+export function successResult(action: Action, dat: unknown, nxt?: string | null): ActionResult {
+  const result: ActionResult = { typ: action.typ, act: action.act, res: 'suc', dat };
+  if (action.rid !== undefined) result.rid = action.rid;
+  if (nxt !== undefined && nxt !== null) result.nxt = nxt;
+  return result;
+}
+
+export function errorResult(typ: string | null, act: string | null, rid: Rid | undefined, err: LocusError): ActionResult {
+  const result: ActionResult = { typ, act, res: 'err', dat: errorDat(err) };
+  if (rid !== undefined) result.rid = rid;
+  return result;
+}
+
+export function encodeResults(results: readonly ActionResult[]): string {
+  return JSON.stringify(results);
+}
+
+/** An error that belongs to no action: not JSON, not an array, too large, token revoked. */
+export function encodeMessageError(err: LocusError): string {
+  return JSON.stringify([{ typ: 'sys', act: 'err', res: 'err', dat: errorDat(err) }]);
+}
+
+export function encodeAuthSuccess(build: BuildInfo): string {
+  return JSON.stringify([{ typ: 'sys', act: 'aut', res: 'suc', dat: { version: build.version, buildDate: build.buildDate } }]);
+}
+
+export function encodeAuthFailure(message: string): string {
+  return JSON.stringify([{ typ: 'sys', act: 'aut', res: 'err', dat: errorDat(new LocusError('unauthorized', message)) }]);
+}
+
+// Every subscriber of an event gets the same text: encode it once.
+const encoded = new WeakMap<LocusEvent, string>();
+
+function eventDat(event: LocusEvent): unknown {
+  switch (event.kind) {
+    case 'loc':
+      return event.object;
+    case 'ent':
+    case 'exi':
+      return { object: event.object, area: event.area, time: event.time };
+    case 'del':
+      return 'object' in event ? { object: event.object } : { area: event.area };
+  }
+}
+
+/** One event as an element of a message array. */
+export function encodeEvent(event: LocusEvent): string {
+  let text = encoded.get(event);
+  if (text === undefined) {
+    text = JSON.stringify({ typ: 'evt', act: event.kind, rea: event.realm, dat: eventDat(event) });
+    encoded.set(event, text);
+  }
+  return text;
+}
+
+/** Events delivered together travel as one message. */
+export function encodeEvents(events: readonly LocusEvent[]): string {
+  let text = '[';
+  for (let i = 0; i < events.length; i++) {
+    if (i > 0) text += ',';
+    text += encodeEvent(events[i] as LocusEvent);
+  }
+  return text + ']';
+}

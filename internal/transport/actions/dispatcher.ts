@@ -1,0 +1,266 @@
+/**
+ * The v1 dispatcher: one typed table `typ → act → handler`, the same for `/v1/http`,
+ * WebSocket and TCP, calling the same services as REST v2. Handlers return their
+ * payload or throw a LocusError; the dispatcher alone turns either into a result, so an
+ * action that fails answers `res: "err"` and the others of its message still run.
+ */
+import type { Principal } from '../../auth/authenticator.js';
+import { parseIdAt, quote } from '../../domain/ids.js';
+import type { Realm, Scope } from '../../domain/types.js';
+import { invalid, toLocusError } from '../../errors.js';
+import type { Access } from '../../service/access.js';
+import type { AreaService } from '../../service/areas.js';
+import { isoTime, type Clock } from '../../service/clock.js';
+import type { ObjectService } from '../../service/objects.js';
+import { parseSubscriptionFilter, type EventSink, type Subscriptions } from '../../service/subscriptions.js';
+import { keyedById } from '../../service/views.js';
+import { errorResult, successResult, type Action, type ActionResult, type ParsedAction } from './codec.js';
+
+/** Who sends the actions, and where events for them can go. */
+export interface Caller {
+  principal: Principal;
+  /** The connection, for subscriptions; null over `/v1/http`, which has no push channel. */
+  sink: EventSink | null;
+}
+
+interface Outcome {
+  dat: unknown;
+  /** The next page's cursor (top-level `nxt` of the result). */
+  nxt?: string | null;
+}
+
+type Dat = Record<string, unknown>;
+
+/** An action on a realm's data: the realm is entered (401, 403, 429, 404) with `scope` first. */
+interface RealmHandler {
+  scope: Scope;
+  run(dat: Dat, realm: Realm, caller: Caller): Promise<Outcome>;
+}
+
+/** An action that touches no realm. */
+interface SystemHandler {
+  scope: null;
+  run(dat: Dat, caller: Caller): Promise<Outcome>;
+}
+
+type Handler = RealmHandler | SystemHandler;
+
+type ActionTable = Readonly<Record<string, Readonly<Record<string, Handler>>>>;
+
+export interface DispatcherDeps {
+  access: Access;
+  objects: ObjectService;
+  areas: AreaService;
+  subscriptions: Subscriptions;
+  clock: Clock;
+  /** Hears of failures that are not the client's (answered as `internal`). */
+  onInternalError: (err: unknown) => void;
+}
+
+/** Allows only the given keys in `dat`. */
+function onlyKeys(dat: Dat, allowed: readonly string[]): void {
+  for (const key of Object.keys(dat)) {
+    if (!allowed.includes(key)) throw invalid(`unknown key ${quote(key)} in dat; allowed: ${allowed.join(', ') || 'none'}`);
+  }
+}
+
+/** `dat.id`, validated. */
+function idOf(dat: Dat): string {
+  return parseIdAt(dat.id, 'dat.id');
+}
+
+/** `dat` without `id`: the parameters of a list-like call on one object. */
+function withoutId(dat: Dat): Dat {
+  return Object.fromEntries(Object.entries(dat).filter(([key]) => key !== 'id'));
+}
+
+function sinkOf(caller: Caller): EventSink {
+  if (caller.sink === null) throw invalid('subscriptions need a connection the server can push to: use WebSocket or TCP');
+  return caller.sink;
+}
+
+function table(deps: DispatcherDeps): ActionTable {
+  const { objects, areas, subscriptions } = deps;
+  return {
+    obj: {
+      lis: {
+        scope: 'read',
+        run: async (dat, realm) => {
+          const page = await objects.list(realm, dat);
+          return { dat: keyedById(page.entries), nxt: page.next };
+        },
+      },
+      get: {
+        scope: 'read',
+        run: async (dat, realm) => {
+          onlyKeys(dat, ['id']);
+          return { dat: await objects.get(realm, idOf(dat)) };
+        },
+      },
+      upd: {
+        scope: 'write',
+        run: async (dat, realm) => {
+          const change = await objects.upsert(realm, idOf(dat), dat);
+          return { dat: { id: change.id } };
+        },
+      },
+      blk: {
+        scope: 'write',
+        run: async (dat, realm) => {
+          const { count } = await objects.bulk(realm, dat);
+          return { dat: { count } };
+        },
+      },
+      del: {
+        scope: 'write',
+        run: async (dat, realm) => {
+          onlyKeys(dat, ['id']);
+          const change = await objects.delete(realm, idOf(dat));
+          return { dat: { id: change.id } };
+        },
+      },
+      sea: {
+        scope: 'read',
+        run: async (dat, realm) => {
+          const found = await objects.search(realm, dat);
+          return { dat: keyedById(found.entries) };
+        },
+      },
+      his: {
+        scope: 'read',
+        run: async (dat, realm) => {
+          const page = await objects.history(realm, idOf(dat), withoutId(dat));
+          return { dat: { id: page.id, locations: page.locations }, nxt: page.next };
+        },
+      },
+    },
+    are: {
+      lis: {
+        scope: 'read',
+        run: async (dat, realm) => {
+          const page = await areas.list(realm, dat);
+          return { dat: keyedById(page.entries), nxt: page.next };
+        },
+      },
+      get: {
+        scope: 'read',
+        run: async (dat, realm) => {
+          onlyKeys(dat, ['id']);
+          return { dat: await areas.get(realm, idOf(dat)) };
+        },
+      },
+      cre: {
+        scope: 'write',
+        run: async (dat, realm) => {
+          const change = await areas.create(realm, idOf(dat), dat);
+          return { dat: { id: change.id } };
+        },
+      },
+      upd: {
+        scope: 'write',
+        run: async (dat, realm) => {
+          const change = await areas.update(realm, idOf(dat), dat);
+          return { dat: { id: change.id } };
+        },
+      },
+      del: {
+        scope: 'write',
+        run: async (dat, realm) => {
+          onlyKeys(dat, ['id']);
+          const change = await areas.delete(realm, idOf(dat));
+          return { dat: { id: change.id } };
+        },
+      },
+    },
+    sys: {
+      pin: {
+        scope: null,
+        run: (dat) => {
+          onlyKeys(dat, []);
+          return Promise.resolve({ dat: { time: isoTime(deps.clock()) } });
+        },
+      },
+      aut: {
+        scope: null,
+        run: () => {
+          throw invalid('authentication is the first message of a connection ("Bearer <token>"), or the Authorization header over /v1/http');
+        },
+      },
+    },
+    sub: {
+      sub: {
+        scope: 'read',
+        run: (dat, realm, caller) => {
+          const sink = sinkOf(caller);
+          const id = subscriptions.subscribe(sink, realm.id, parseSubscriptionFilter(dat));
+          return Promise.resolve({ dat: { id } });
+        },
+      },
+      uns: {
+        scope: 'read',
+        run: (dat, realm, caller) => {
+          const sink = sinkOf(caller);
+          onlyKeys(dat, ['id']);
+          const ids = subscriptions.unsubscribe(sink, realm.id, dat.id === undefined ? undefined : parseIdAt(dat.id, 'dat.id'));
+          return Promise.resolve({ dat: { ids } });
+        },
+      },
+    },
+  };
+}
+
+function lookup(handlers: ActionTable, typ: string, act: string): Handler | undefined {
+  if (!Object.hasOwn(handlers, typ)) return undefined;
+  const acts = handlers[typ] as Readonly<Record<string, Handler>>;
+  return Object.hasOwn(acts, act) ? acts[act] : undefined;
+}
+
+export class Dispatcher {
+  private readonly handlers: ActionTable;
+
+  constructor(private readonly deps: DispatcherDeps) {
+    this.handlers = table(deps);
+  }
+
+  /** Runs the actions of one message in order and returns one result per action. */
+  async dispatch(actions: readonly ParsedAction[], caller: Caller): Promise<ActionResult[]> {
+    const results: ActionResult[] = [];
+    for (const parsed of actions) {
+      if (!parsed.ok) {
+        results.push(errorResult(parsed.typ, parsed.act, parsed.rid, parsed.error));
+        continue;
+      }
+      results.push(await this.run(parsed.action, caller));
+    }
+    return results;
+  }
+
+  private async run(action: Action, caller: Caller): Promise<ActionResult> {
+    try {
+      const handler = lookup(this.handlers, action.typ, action.act);
+      if (handler === undefined) throw this.unknown(action);
+      let outcome: Outcome;
+      if (handler.scope === null) {
+        outcome = await handler.run(action.dat, caller);
+      } else {
+        const realmId = action.rea ?? caller.principal.realm;
+        if (realmId === null) throw invalid('this token belongs to no realm: name the realm in rea');
+        const realm = await this.deps.access.enterRealm(caller.principal, realmId, handler.scope);
+        outcome = await handler.run(action.dat, realm, caller);
+      }
+      return successResult(action, outcome.dat, outcome.nxt);
+    } catch (err) {
+      const error = toLocusError(err);
+      if (error.code === 'internal') this.deps.onInternalError(err);
+      return errorResult(action.typ, action.act, action.rid, error);
+    }
+  }
+
+  private unknown(action: Action): Error {
+    if (!Object.hasOwn(this.handlers, action.typ)) {
+      return invalid(`unknown typ ${quote(action.typ)}; known: ${Object.keys(this.handlers).join(', ')}`);
+    }
+    const acts = Object.keys(this.handlers[action.typ] ?? {});
+    return invalid(`unknown act ${quote(action.act)} for typ ${action.typ}; known: ${acts.join(', ')}`);
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * The v1 protocol over HTTP: `POST /v1/http` with a JSON array of actions. Errors of
+ * the request itself (401, 413, 415, malformed JSON, a body that is not an array) are
+ * HTTP errors with the v2 body, written by the REST error handler; errors of single
+ * actions are results inside a 200. There is no push channel here, so `sub` fails.
+ */
+import express, { type Router } from 'express';
+import { bearerSecret, type Principal } from '../../auth/authenticator.js';
+import type { Access } from '../../service/access.js';
+import { encodeResults, parseActions } from '../actions/codec.js';
+import type { Dispatcher } from '../actions/dispatcher.js';
+import { jsonBody } from '../rest/body.js';
+import { methodNotAllowed } from '../rest/errors.js';
+
+export const v1HttpPath = '/v1/http';
+
+export function v1HttpRouter(deps: { access: Access; dispatcher: Dispatcher; maxBodyBytes: number }): Router {
+  const router = express.Router();
+  router
+    .route(v1HttpPath)
+    .post(
+      async (req, res, next) => {
+        res.locals.principal = await deps.access.authenticate(bearerSecret(req.headers.authorization));
+        next();
+      },
+      ...jsonBody(deps.maxBodyBytes),
+      async (req, res) => {
+        const parsed = parseActions(req.body);
+        if (!parsed.ok) throw parsed.error;
+        const principal = res.locals.principal as Principal;
+        const results = await deps.dispatcher.dispatch(parsed.actions, { principal, sink: null });
+        res.type('application/json').send(encodeResults(results));
+      },
+    )
+    .all(methodNotAllowed(['POST']));
+  return router;
+}

@@ -1,0 +1,121 @@
+/**
+ * The v1 protocol over WebSocket (`GET /v1/ws` on the HTTP listener). It only frames
+ * and writes; everything else is the session's. A message over the size limit is
+ * refused by `ws` itself, which closes the connection with code 1009 (the catalogue's
+ * close code of `too_large`). While an idle timeout is set, the server pings every
+ * half timeout and a pong counts as a sign of life.
+ */
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { errorBody, LocusError } from '../../errors.js';
+import type { ActionGateway } from '../actions/gateway.js';
+import type { Session, Wire } from '../actions/session.js';
+
+export const wsPath = '/v1/ws';
+
+export interface WsOptions {
+  maxMessageBytes: number;
+  idleTimeoutMs: number;
+  closeGraceMs: number;
+}
+
+export interface WsEndpoint {
+  /** Refuses new upgrades; open connections are the gateway's to close. */
+  stopAccepting(): void;
+  /** Cuts whatever is still open. */
+  destroyAll(): void;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function socketWire(ws: WebSocket, closeGraceMs: number): Wire {
+  return {
+    send: (text) => {
+      if (ws.readyState === ws.OPEN) ws.send(text);
+    },
+    bufferedBytes: () => ws.bufferedAmount,
+    close: (code, reason) => {
+      ws.close(code, reason.slice(0, 120));
+      setTimeout(() => ws.terminate(), closeGraceMs).unref();
+    },
+    pause: () => ws.pause(),
+    resume: () => ws.resume(),
+  };
+}
+
+function text(data: RawData): string | null {
+  const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+/** Answers a refused upgrade with an HTTP error in the v2 body and closes the socket. */
+function refuse(socket: Duplex, status: number, statusText: string, err: LocusError): void {
+  const body = JSON.stringify(errorBody(err));
+  socket.end(
+    `HTTP/1.1 ${status} ${statusText}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+export function attachWebSocket(server: Server, gateway: ActionGateway, options: WsOptions): WsEndpoint {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxMessageBytes, perMessageDeflate: false });
+  const live = new Map<WebSocket, Session>();
+  let accepting = true;
+
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    socket.on('error', () => undefined);
+    const path = (req.url ?? '').split('?')[0];
+    if (path !== wsPath) {
+      refuse(socket, 404, 'Not Found', new LocusError('not_found', `no WebSocket endpoint at ${(path ?? '').slice(0, 256)}; use ${wsPath}`));
+      return;
+    }
+    if (!accepting) {
+      refuse(socket, 503, 'Service Unavailable', new LocusError('unavailable', 'the server is shutting down'));
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => connect(ws));
+  };
+
+  const connect = (ws: WebSocket): void => {
+    ws.on('error', () => undefined);
+    const session = gateway.open(socketWire(ws, options.closeGraceMs));
+    if (session === null) return;
+    live.set(ws, session);
+    ws.on('message', (data, isBinary) => {
+      // Text frames are valid UTF-8 (ws checks); binary frames are decoded here.
+      const decoded = isBinary ? text(data) : (data as Buffer).toString('utf8');
+      if (decoded === null) session.receiveUndecodable();
+      else session.receive(decoded);
+    });
+    ws.on('pong', () => session.touch());
+    ws.on('close', () => {
+      live.delete(ws);
+      session.closed();
+    });
+  };
+
+  server.on('upgrade', onUpgrade);
+  const pinger =
+    options.idleTimeoutMs > 0
+      ? setInterval(() => {
+          for (const ws of live.keys()) if (ws.readyState === ws.OPEN) ws.ping();
+        }, Math.max(1, Math.floor(options.idleTimeoutMs / 2)))
+      : null;
+  pinger?.unref();
+
+  return {
+    stopAccepting: () => {
+      accepting = false;
+      if (pinger !== null) clearInterval(pinger);
+    },
+    destroyAll: () => {
+      for (const ws of live.keys()) ws.terminate();
+      server.off('upgrade', onUpgrade);
+      wss.close();
+    },
+  };
+}

@@ -1,0 +1,45 @@
+// `npm run bench`: runs every compiled test/bench/*.bench.js in turn (each prints a
+// markdown section), then writes docs/benchmarks.md with the command, the machine and
+// the figures. Pass part of a file name to run only some benches (docs are not rewritten then).
+import { readdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem, platform, release } from 'node:os';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+
+const dir = 'dist/test/bench';
+const only = process.argv.slice(2);
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith('.bench.js'))
+  .filter((f) => only.length === 0 || only.some((part) => f.includes(part)))
+  .sort();
+const sections = [];
+for (const file of files) {
+  console.error(`== ${file}`);
+  const result = spawnSync(process.execPath, ['--expose-gc', join(dir, file)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  process.stdout.write(result.stdout);
+  if (result.status !== 0) {
+    console.error(`${file} failed with exit code ${result.status}`);
+    process.exit(1);
+  }
+  sections.push(result.stdout.trim());
+}
+if (only.length === 0) {
+  const cpu = cpus();
+  const header = [
+    '# Benchmarks',
+    '',
+    'Produced by `npm run bench` (builds, then runs every `test/bench/*.bench.ts`); this file is',
+    'rewritten by each full run. Targets come from the issues; each table says whether it is met.',
+    '',
+    `- Date: ${new Date().toISOString()}`,
+    `- Machine: ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${platform()} ${release()}`,
+    `- Node.js ${process.version}`,
+    '',
+  ].join('\n');
+  writeFileSync('docs/benchmarks.md', header + '\n' + sections.join('\n\n') + '\n');
+  console.error('wrote docs/benchmarks.md');
+}

@@ -1,0 +1,346 @@
+/**
+ * `npm run bench`: the v1 protocol under load, against the real server in a child
+ * process (SQLite file in a temp dir, loopback only). Prints a markdown section on
+ * stdout; progress goes to stderr.
+ *
+ * 1. Sustained location updates per second over one TCP and one WebSocket connection,
+ *    `obj`/`blk` batches of 1,000, a window of 4 batches in flight, into a realm with
+ *    100 areas (so every update also runs the geofence test). Target ≥ 100,000/s.
+ * 2. Event latency from write to subscriber (loc events; the send time travels as the
+ *    fix's altitude, which nothing indexes) at 10,000 updates/s (batches of 100 every
+ *    10 ms), with 1,000 idle authenticated connections open (500 WebSocket, 500 TCP).
+ *    Target p99 ≤ 10 ms. Also at 1,000 updates/s, for comparison.
+ * 3. For scale: the SQLite store alone (upsertMany of 1,000, in this process), the
+ *    ceiling under every write path.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseBulkBody } from '../../internal/domain/object-input.js';
+import { openStore } from '../../internal/store/open-store.js';
+import { connectTcp, connectWs, type V1Client } from '../support/v1-clients.js';
+
+const adminToken = 'bench-admin-token-0123456789';
+const realm = 'bench';
+const objectCount = 10_000;
+const batchSize = 1000;
+const window = 4;
+const throughputMs = 4000;
+const warmupMs = 500;
+const latencyBatch = 100;
+const latencyMs = 5000;
+const idleConnections = 1000;
+
+const log = (text: string): void => {
+  process.stderr.write(`${text}\n`);
+};
+const now = (): number => performance.timeOrigin + performance.now();
+
+interface Server {
+  child: ChildProcess;
+  httpUrl: string;
+  tcpPort: number;
+  dir: string;
+}
+
+async function startServer(): Promise<Server> {
+  const dir = mkdtempSync(join(tmpdir(), 'locus-bench-'));
+  const child = spawn(process.execPath, ['dist/cmd/server.js'], {
+    env: {
+      ...process.env,
+      LOCUS_HOST: '127.0.0.1',
+      LOCUS_HTTP_PORT: '0',
+      LOCUS_TCP_PORT: '0',
+      LOCUS_STORE: `sqlite:${join(dir, 'locus.db')}`,
+      LOCUS_ADMIN_TOKEN: adminToken,
+      LOCUS_DEMO_REALM: 'false',
+      LOCUS_LOG_LEVEL: 'info',
+      LOCUS_RATE_LIMIT: '1000000',
+      LOCUS_RATE_BURST: '1000000',
+      LOCUS_MAX_CONNECTIONS: String(idleConnections + 100),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const address = await new Promise<{ httpUrl: string; tcpPort: number }>((resolve, reject) => {
+    let buffered = '';
+    const timer = setTimeout(() => reject(new Error('the server did not start within 10 s')), 10_000);
+    child.once('exit', (code) => reject(new Error(`the server exited with ${code}`)));
+    child.stdout?.setEncoding('utf8');
+    child.stdout?.on('data', (chunk: string) => {
+      buffered += chunk;
+      for (const line of buffered.split('\n')) {
+        if (!line.includes('locus listening')) continue;
+        const entry = JSON.parse(line) as { httpUrl: string; tcpPort: number };
+        clearTimeout(timer);
+        resolve({ httpUrl: entry.httpUrl, tcpPort: entry.tcpPort });
+      }
+    });
+  });
+  child.stdout?.resume();
+  return { child, dir, ...address };
+}
+
+async function stopServer(server: Server): Promise<void> {
+  const exited = new Promise((resolve) => server.child.once('exit', resolve));
+  server.child.kill('SIGTERM');
+  await exited;
+  rmSync(server.dir, { recursive: true, force: true });
+}
+
+async function admin(server: Server, method: string, path: string, body?: unknown, token = adminToken): Promise<unknown> {
+  const res = await fetch(server.httpUrl + path, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json: unknown = await res.json();
+  if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+/** A deterministic pseudo-random sequence (so runs are comparable). */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+/** 100 areas over the region the objects move in (lon 5..15, lat 45..55): circles, rectangles, polygons. */
+function areas(): { id: string; shape: unknown }[] {
+  const rnd = random(7);
+  return Array.from({ length: 100 }, (_, i) => {
+    const lon = 5 + rnd() * 10;
+    const lat = 45 + rnd() * 10;
+    const size = 0.2 + rnd() * 0.8;
+    const shape =
+      i % 3 === 0
+        ? { cx: lon, cy: lat, r: size * 50_000 }
+        : i % 3 === 1
+          ? { w: lon, s: lat, e: lon + size, n: lat + size }
+          : {
+              points: Array.from({ length: 12 }, (_v, k) => {
+                const angle = (k / 12) * 2 * Math.PI;
+                const radius = size * (0.6 + 0.4 * (k % 2));
+                return [lon + radius * Math.cos(angle), lat + radius * Math.sin(angle)];
+              }),
+            };
+    return { id: `area-${i}`, shape };
+  });
+}
+
+/** Pre-encoded blk messages: each moves a different slice of the objects somewhere else. */
+function batches(count: number, size: number, seed: number, extra?: () => Record<string, unknown>): string[] {
+  const rnd = random(seed);
+  return Array.from({ length: count }, (_, b) => {
+    const objects = Array.from({ length: size }, (_v, i) => ({
+      id: `obj-${(b * size + i) % objectCount}`,
+      location: { longitude: 5 + rnd() * 10, latitude: 45 + rnd() * 10 },
+      ...extra?.(),
+    }));
+    return JSON.stringify([{ typ: 'obj', act: 'blk', dat: { objects } }]);
+  });
+}
+
+/** Sends blk messages with `window` in flight for `ms`; returns acknowledged updates per second. */
+async function throughput(client: V1Client, messages: string[]): Promise<number> {
+  let sent = 0;
+  let acked = 0;
+  let countFrom = 0;
+  let countedUpdates = 0;
+  const started = now();
+  const stopAt = started + warmupMs + throughputMs;
+  await new Promise<void>((resolve, reject) => {
+    const pump = (): void => {
+      while (sent - acked < window && now() < stopAt) {
+        client.sendText(messages[sent % messages.length] as string);
+        sent++;
+      }
+    };
+    const loop = async (): Promise<void> => {
+      pump();
+      while (acked < sent) {
+        const reply = await client.next(30_000);
+        if (reply[0]?.res !== 'suc') throw new Error(`blk failed: ${JSON.stringify(reply)}`);
+        acked++;
+        const t = now();
+        if (t >= started + warmupMs) {
+          if (countFrom === 0) countFrom = t;
+          else countedUpdates += batchSize;
+        }
+        pump();
+      }
+      resolve();
+    };
+    loop().catch(reject);
+  });
+  const seconds = (now() - countFrom) / 1000;
+  return countedUpdates / seconds;
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+/** Opens `idleConnections` authenticated connections that then stay silent. */
+async function openIdle(server: Server, token: string): Promise<V1Client[]> {
+  log(`opening ${idleConnections} idle connections`);
+  const idle: V1Client[] = [];
+  for (let i = 0; i < idleConnections; i += 50) {
+    idle.push(
+      ...(await Promise.all(
+        Array.from({ length: 50 }, (_v, k) => ((i + k) % 2 === 0 ? connectWs(server.httpUrl, token) : connectTcp(server.tcpPort, token))),
+      )),
+    );
+  }
+  return idle;
+}
+
+interface Latency {
+  ws: number[];
+  tcp: number[];
+  updates: number;
+}
+
+async function latency(server: Server, token: string, rate: number): Promise<Latency> {
+  const subscribers = { ws: await connectWs(server.httpUrl, token), tcp: await connectTcp(server.tcpPort, token) };
+  const samples = { ws: [] as number[], tcp: [] as number[] };
+  for (const client of [subscribers.ws, subscribers.tcp]) {
+    const [reply] = await client.request([{ typ: 'sub', act: 'sub' }]);
+    if (reply.res !== 'suc') throw new Error(`sub failed: ${JSON.stringify(reply)}`);
+  }
+  const writer = await connectTcp(server.tcpPort, token);
+  const rnd = random(99);
+  const interval = (1000 * latencyBatch) / rate;
+  const started = now();
+  let sent = 0;
+  log(`writing ${rate} updates/s for ${latencyMs / 1000} s`);
+  for (let k = 0; now() < started + latencyMs; k++) {
+    const due = started + k * interval;
+    const wait = due - now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    const sentAt = now();
+    const objects = Array.from({ length: latencyBatch }, (_v, i) => ({
+      id: `obj-${(k * latencyBatch + i) % objectCount}`,
+      location: { longitude: 5 + rnd() * 10, latitude: 45 + rnd() * 10, altitude: sentAt },
+    }));
+    writer.sendText(JSON.stringify([{ typ: 'obj', act: 'blk', dat: { objects } }]));
+    sent += latencyBatch;
+  }
+  // Every update moves its object, so each subscriber gets one loc event per update.
+  const locs = (client: V1Client): number => client.events.filter((e: { act: string }) => e.act === 'loc').length;
+  const drainBy = now() + 60_000;
+  while ((locs(subscribers.ws) < sent || locs(subscribers.tcp) < sent) && now() < drainBy) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  for (const name of ['ws', 'tcp'] as const) {
+    const { events, eventTimes } = subscribers[name];
+    events.forEach((event: { act: string; dat: { location?: { altitude?: number } } }, i) => {
+      const arrived = eventTimes[i];
+      const sentAt = event.dat.location?.altitude;
+      if (event.act === 'loc' && typeof sentAt === 'number' && arrived !== undefined) samples[name].push(arrived - sentAt);
+    });
+  }
+  await Promise.all([subscribers.ws, subscribers.tcp, writer].map((c) => c.close()));
+  return { ws: samples.ws.sort((a, b) => a - b), tcp: samples.tcp.sort((a, b) => a - b), updates: sent };
+}
+
+/** The SQLite store alone: upsertMany of 1,000 location updates, as many as fit in `throughputMs`. */
+async function storeCeiling(): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'locus-bench-store-'));
+  const store = openStore(`sqlite:${join(dir, 'locus.db')}`);
+  try {
+    await store.realms.put(realm, { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null }, new Date().toISOString());
+    const bodies = batches(40, batchSize, 1).map((text) => (JSON.parse(text) as [{ dat: unknown }])[0].dat);
+    let updates = 0;
+    let started = 0;
+    const begin = now();
+    for (let i = 0; now() < begin + warmupMs + throughputMs; i++) {
+      const at = new Date().toISOString();
+      await store.objects.upsertMany(realm, parseBulkBody(bodies[i % bodies.length], at, batchSize), at);
+      if (now() < begin + warmupMs) continue;
+      if (started === 0) started = now();
+      else updates += batchSize;
+    }
+    return updates / ((now() - started) / 1000);
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
+const ms = (n: number): string => `${n.toFixed(2)} ms`;
+
+async function main(): Promise<void> {
+  log('starting the server');
+  const server = await startServer();
+  try {
+    await admin(server, 'PUT', `/admin/v1/realm/${realm}`, {});
+    const { token } = (await admin(server, 'POST', `/admin/v1/realm/${realm}/token`, { scope: 'write' })) as { token: string };
+    for (const area of areas()) await admin(server, 'POST', `/v2/realm/${realm}/area/${area.id}`, { shape: area.shape }, token);
+    log('created 100 areas');
+
+    const messages = batches(40, batchSize, 1);
+    const tcpClient = await connectTcp(server.tcpPort, token);
+    log('throughput over TCP');
+    const tcpRate = await throughput(tcpClient, messages);
+    await tcpClient.close();
+    log(`  ${fmt(tcpRate)} updates/s`);
+    const wsClient = await connectWs(server.httpUrl, token);
+    log('throughput over WebSocket');
+    const wsRate = await throughput(wsClient, messages);
+    await wsClient.close();
+    log(`  ${fmt(wsRate)} updates/s`);
+
+    const idle = await openIdle(server, token);
+    const fast = await latency(server, token, 10_000);
+    const slow = await latency(server, token, 1_000);
+    await Promise.all(idle.map((c) => c.close()));
+    log('the store alone');
+    const ceiling = await storeCeiling();
+    log(`  ${fmt(ceiling)} updates/s`);
+    const latencyRows = (lat: Latency, rate: number, target: boolean): (string | boolean)[][] =>
+      (['ws', 'tcp'] as const).map((name) => {
+        const s = lat[name];
+        const p99 = percentile(s, 99);
+        return [
+          `Event latency write → ${name === 'ws' ? 'WebSocket' : 'TCP'} subscriber at ${fmt(rate)} updates/s, p50 / p99 (${fmt(s.length)} of ${fmt(lat.updates)} loc events)`,
+          `${ms(percentile(s, 50))} / ${ms(p99)}`,
+          target ? 'p99 ≤ 10 ms' : '(for comparison)',
+          target ? p99 <= 10 && s.length === lat.updates : '–',
+        ];
+      });
+    const rows = [
+      ['Location updates/s, one TCP connection (blk of 1,000, 4 in flight, 100 areas)', fmt(tcpRate), '≥ 100,000', tcpRate >= 100_000],
+      ['Location updates/s, one WebSocket connection (same)', fmt(wsRate), '≥ 100,000', wsRate >= 100_000],
+      ...latencyRows(fast, 10_000, true),
+      ...latencyRows(slow, 1_000, false),
+      ['For scale: the SQLite store alone, upsertMany of 1,000 (no protocol, no geofences)', fmt(ceiling), '(ceiling)', '–'],
+    ];
+    const out = [
+      '## v1 protocol (`test/bench/protocol.bench.ts`)',
+      '',
+      'Server in a child process (`dist/cmd/server.js`, SQLite file in a temp dir), clients in the bench',
+      'process, loopback only. Realm with 100 areas (circles, rectangles, 12-vertex polygons) over the',
+      `region the ${fmt(objectCount)} objects move in, so every update runs the geofence test. Latency: a`,
+      `writer sends blk of ${latencyBatch} at a fixed pace for ${latencyMs / 1000} s over TCP; the send time travels as the`,
+      'fix altitude and each loc event is timed on arrival (same clock); one WebSocket and one TCP',
+      `subscriber to the whole realm, with ${fmt(idle.length)} idle authenticated connections open (half WebSocket,`,
+      'half TCP).',
+      '',
+      '| Measure | Result | Target | Met |',
+      '|---|---|---|---|',
+      ...rows.map(([what, result, target, met]) => `| ${String(what)} | ${String(result)} | ${String(target)} | ${met === true ? 'yes' : met === false ? 'no' : '–'} |`),
+    ];
+    process.stdout.write(out.join('\n') + '\n');
+  } finally {
+    await stopServer(server);
+  }
+}
+
+await main();

@@ -1,0 +1,339 @@
+/**
+ * Property tests of the query engine: random objects, filters, shapes and search words;
+ * the store's answer (every page, followed through its cursors) must equal a brute-force
+ * oracle over the same objects, built from the one implementation of each rule
+ * (matchesFilter, containsPoint, matchesSearch): the same ids in the same order (search:
+ * the same set). Both shape plans of the SQLite store (R*Tree-driven and id-ordered) are
+ * checked.
+ *
+ * The generators aim at the edges: points on a grid that shape vertices and edges also
+ * use, the poles, longitudes ±180 and rectangles across the antimeridian, circles from a
+ * millimetre to the whole Earth, concave polygons, data of mixed types (5 and "5"),
+ * missing fields, ids that JavaScript and code point order sort differently.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import fc from 'fast-check';
+import { compareCodePoints, matchesFilter } from '../../internal/domain/filter.js';
+import { matchesSearch, searchWords } from '../../internal/domain/search.js';
+import { parseShape } from '../../internal/domain/shape.js';
+import type { Data, FilterCondition, Location, ObjectPatch, Shape, TrackedObject } from '../../internal/domain/types.js';
+import { containsPoint } from '../../internal/geo/contains.js';
+import type { Store } from '../../internal/store/port.js';
+import { openSqliteStore } from '../../internal/store/sqlite/sqlite-store.js';
+
+const NOW = '2024-05-01T12:00:00.000Z';
+const TIME = '2024-05-01T10:00:00.000Z';
+
+// Two stores: the default plan choice, and one whose shape queries always take the id-ordered plan.
+const stores: { name: string; store: Store }[] = [
+  { name: 'auto plan', store: openSqliteStore(':memory:') },
+  { name: 'ordered plan', store: openSqliteStore(':memory:', { spatialCap: () => 1 }) },
+  { name: 'spatial plan', store: openSqliteStore(':memory:', { spatialCap: () => 1e9 }) },
+];
+after(async () => {
+  for (const { store } of stores) await store.close();
+});
+
+let realmCounter = 0;
+const freshRealm = (): string => `realm-${++realmCounter}`;
+
+// --- generators -----------------------------------------------------------------------
+
+const GRID_LON = [-180, -179.5, -179, -4, -3, -2.5, -2, -1, -0.5, 0, 0.5, 1, 2, 3, 4, 179, 179.5, 180];
+const GRID_LAT = [-90, -89.5, -89, -4, -3, -2, -1, -0.5, 0, 0.5, 1, 2, 3, 4, 88, 89, 89.5, 90];
+
+const double = (min: number, max: number): fc.Arbitrary<number> => fc.double({ min, max, noNaN: true, noDefaultInfinity: true });
+
+const longitude = fc.oneof(fc.constantFrom(...GRID_LON), double(-5, 5), double(178, 180), double(-180, -178), double(-180, 180));
+const latitude = fc.oneof(fc.constantFrom(...GRID_LAT), double(-5, 5), double(85, 90), double(-90, -85), double(-90, 90));
+
+/** Points: on the grid, near the origin, the antimeridian or the poles, or anywhere. */
+const point: fc.Arbitrary<[number, number]> = fc.oneof(
+  fc.tuple(fc.constantFrom(...GRID_LON), fc.constantFrom(...GRID_LAT)),
+  fc.tuple(double(-5, 5), double(-5, 5)),
+  fc.tuple(fc.oneof(double(178, 180), double(-180, -178)), double(-5, 5)),
+  fc.tuple(double(-180, 180), fc.oneof(double(85, 90), double(-90, -85))),
+  fc.tuple(double(-180, 180), double(-90, 90)),
+);
+
+const STRINGS = ['0', '1', '2', '5', 'a', 'b', 'A', 'é', 'e\u0301', '😀', '\uFFFF', '\uE000', ''];
+const dataValue = fc.oneof(
+  fc.integer({ min: -3, max: 5 }),
+  fc.constantFrom(1.5, -0.5, 2 ** 60, 1e21, 0.1),
+  fc.constantFrom(...STRINGS),
+  fc.boolean(),
+);
+const DATA_KEYS = ['a', 'b', 'c', 'a.b', 'x"y'];
+const data: fc.Arbitrary<Data> = fc.dictionary(fc.constantFrom(...DATA_KEYS), dataValue, { maxKeys: 4 });
+
+/** Ids from units that JavaScript's sort and code point order disagree on. */
+const idArb = fc.string({ unit: fc.constantFrom('a', 'b', 'Z', 'é', '\uFFFF', '\uE000', '😀', '/', '1'), minLength: 1, maxLength: 4 });
+
+const objectsArb: fc.Arbitrary<ObjectPatch[]> = fc
+  .uniqueArray(idArb, { minLength: 0, maxLength: 60, size: 'large' })
+  .chain((ids) =>
+    fc.tuple(
+      ...ids.map((id) =>
+        fc.record({
+          label: fc.option(fc.constantFrom(...STRINGS, 'Truck 1'), { nil: null }),
+          location: fc.option(point, { nil: null }),
+          data,
+        }).map(({ label, location, data: d }): ObjectPatch => {
+          const patch: ObjectPatch = { id, label, data: d };
+          if (location !== null) patch.location = { longitude: location[0], latitude: location[1], time: TIME };
+          return patch;
+        }),
+      ),
+    ),
+  );
+
+const condition: fc.Arbitrary<FilterCondition> = fc.record({
+  field: fc.constantFrom(...DATA_KEYS, 'id', 'label', 'missing'),
+  op: fc.constantFrom('=', '!=', '>', '<'),
+  value: fc.oneof(dataValue, fc.constant(null), fc.constantFrom('Z', 'a/', '😀', 'Truck 1')),
+});
+const filterArb = fc.array(condition, { maxLength: 3 });
+
+const EIGHT = [
+  [1, 0],
+  [1, 1],
+  [0, 1],
+  [-1, 1],
+  [-1, 0],
+  [-1, -1],
+  [0, -1],
+  [1, -1],
+] as const;
+
+function valid(shape: Shape): boolean {
+  try {
+    parseShape(shape, 10_000);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Star-shaped polygons (so never self-intersecting), often concave: on the grid, or anywhere. */
+const gridPolygon: fc.Arbitrary<Shape> = fc
+  .record({
+    centre: fc.tuple(fc.constantFrom(-2, 0, 1, 178, -178, 0), fc.constantFrom(-1, 0, 1, 88, -88)),
+    arms: fc.subarray([0, 1, 2, 3, 4, 5, 6, 7], { minLength: 3 }),
+    radii: fc.array(fc.constantFrom(0.5, 1, 2, 3), { minLength: 8, maxLength: 8 }),
+  })
+  .map(({ centre, arms, radii }): Shape => ({
+    points: arms.map((k) => {
+      const [dx, dy] = EIGHT[k] as readonly [number, number];
+      const r = radii[k] ?? 1;
+      return [centre[0] + dx * r, centre[1] + dy * r] as [number, number];
+    }),
+  }));
+
+const freePolygon: fc.Arbitrary<Shape> = fc
+  .record({
+    centre: point,
+    angles: fc.uniqueArray(double(0, 2 * Math.PI - 1e-6), { minLength: 3, maxLength: 12 }),
+    radii: fc.array(double(0.001, 30), { minLength: 12, maxLength: 12 }),
+  })
+  .map(({ centre, angles, radii }): Shape => ({
+    points: [...angles]
+      .sort((a, b) => a - b)
+      .map((angle, k) => {
+        const r = radii[k] ?? 1;
+        return [centre[0] + r * Math.cos(angle), centre[1] + r * Math.sin(angle)] as [number, number];
+      }),
+  }));
+
+const shapeArb: fc.Arbitrary<Shape> = fc
+  .oneof(
+    fc.record({
+      cx: longitude,
+      cy: latitude,
+      r: fc.oneof(double(0.001, 10), double(10, 100_000), double(100_000, 20_000_000), fc.constant(20_037_509)),
+    }),
+    fc.record({ w: longitude, e: longitude, lat: fc.tuple(latitude, latitude) }).map(({ w, e, lat }) => ({
+      w,
+      e,
+      s: Math.min(...lat),
+      n: Math.max(...lat),
+    })),
+    gridPolygon,
+    freePolygon,
+  )
+  .filter(valid);
+
+// --- oracle ----------------------------------------------------------------------------
+
+function stored(patch: ObjectPatch): TrackedObject {
+  return {
+    id: patch.id,
+    label: patch.label ?? null,
+    location: patch.location ?? null,
+    data: patch.data === undefined ? {} : (Object.fromEntries(Object.entries(patch.data).filter(([, v]) => v !== null)) as Data),
+    seen: patch.location === undefined ? null : NOW,
+  };
+}
+
+function inside(shape: Shape, location: Location | null): boolean {
+  return location !== null && containsPoint(shape, location.longitude, location.latitude);
+}
+
+function oracle(objects: readonly TrackedObject[], filter: readonly FilterCondition[], shape: Shape | undefined): string[] {
+  return objects
+    .filter((o) => matchesFilter(o, filter) && (shape === undefined || inside(shape, o.location)))
+    .map((o) => o.id)
+    .sort(compareCodePoints);
+}
+
+async function listAll(store: Store, realm: string, limit: number, filter: FilterCondition[], shape: Shape | undefined): Promise<string[]> {
+  const out: string[] = [];
+  let cursor: string | undefined;
+  for (let pages = 0; ; pages++) {
+    const page = await store.objects.list(realm, {
+      limit,
+      ...(filter.length > 0 ? { filter } : {}),
+      ...(shape === undefined ? {} : { shape }),
+      ...(cursor === undefined ? {} : { cursor }),
+    });
+    out.push(...page.items.map((o) => o.id));
+    if (page.next === null) return out;
+    assert.equal(page.items.length, limit, 'only the last page may be short');
+    cursor = page.next;
+    assert.ok(pages < 500, 'paging does not end');
+  }
+}
+
+const show = (value: unknown): string => JSON.stringify(value);
+
+// --- properties ------------------------------------------------------------------------
+
+void describe('query engine against brute-force oracles', () => {
+  for (const { name, store } of stores) {
+    void describe(name, () => {
+      void it('filters, shapes and both combined, over every page: the oracle ids in code point order', async () => {
+        await fc.assert(
+          fc.asyncProperty(
+            objectsArb,
+            fc.array(fc.tuple(filterArb, fc.option(shapeArb, { nil: undefined }), fc.integer({ min: 1, max: 7 })), {
+              minLength: 1,
+              maxLength: 6,
+            }),
+            async (patches, queries) => {
+              const realm = freshRealm();
+              if (patches.length > 0) await store.objects.upsertMany(realm, patches, NOW);
+              const objects = patches.map(stored);
+              for (const [filter, shape, limit] of queries) {
+                const expected = oracle(objects, filter, shape);
+                const got = await listAll(store, realm, limit, filter, shape);
+                assert.deepEqual(got, expected, `filter ${show(filter)} shape ${show(shape)} limit ${limit}`);
+              }
+            },
+          ),
+          { numRuns: name === 'auto plan' ? 300 : 100 },
+        );
+      });
+
+      void it('shapes only, many per data set: the oracle ids', async () => {
+        await fc.assert(
+          fc.asyncProperty(objectsArb, fc.array(shapeArb, { minLength: 1, maxLength: 12 }), async (patches, shapes) => {
+            const realm = freshRealm();
+            if (patches.length > 0) await store.objects.upsertMany(realm, patches, NOW);
+            const objects = patches.map(stored);
+            for (const shape of shapes) {
+              const expected = oracle(objects, [], shape);
+              const page = await store.objects.list(realm, { limit: 10_000, shape });
+              assert.deepEqual(page.items.map((o) => o.id), expected, `shape ${show(shape)}`);
+            }
+          }),
+          { numRuns: name === 'auto plan' ? 200 : 80 },
+        );
+      });
+    });
+  }
+
+  void it('objects on shape vertices, on edges, at the poles and at ±180 are inside', async () => {
+    // Deterministic companions of the random runs: every vertex of a grid polygon and every
+    // corner of a rectangle (also across the antimeridian) is stored as a point and found.
+    const { store } = stores[0] as { store: Store };
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(gridPolygon.filter(valid), shapeArb.filter((s) => 'w' in s)), async (shape) => {
+        const realm = freshRealm();
+        const corners: [number, number][] =
+          'points' in shape
+            ? shape.points
+            : 'w' in shape
+              ? [
+                  [shape.w, shape.s],
+                  [shape.w, shape.n],
+                  [shape.e, shape.s],
+                  [shape.e, shape.n],
+                ]
+              : [];
+        const patches: ObjectPatch[] = corners.map(([lon, lat], k) => ({ id: `v${k}`, location: { longitude: lon, latitude: lat, time: TIME } }));
+        await store.objects.upsertMany(realm, patches, NOW);
+        const page = await store.objects.list(realm, { limit: 100, shape });
+        assert.deepEqual(page.items.map((o) => o.id), oracle(patches.map(stored), [], shape));
+        assert.equal(page.items.length, patches.length, `every vertex is inside ${show(shape)}`);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  void it('search: the set of objects matchesSearch accepts', async () => {
+    const { store } = stores[0] as { store: Store };
+    const vocabulary = [
+      'Tractor',
+      'tractor',
+      'Traktor',
+      'Zürich',
+      'zurich',
+      'ÉCOLE',
+      'école',
+      'Straße',
+      '東京',
+      'Ελληνικά',
+      'ΣΟΦΟΣ',
+      '½',
+      'ﬁsh',
+      'İstanbul',
+      'Anna-Lena',
+      'Müller',
+      'x1',
+      '12.5',
+      'Ⅻ',
+      'ｆｕｌｌ',
+    ];
+    const text = fc.array(fc.constantFrom(...vocabulary), { minLength: 0, maxLength: 3 }).map((words) => words.join(' '));
+    const searchable = fc
+      .uniqueArray(fc.string({ unit: fc.constantFrom('a', 't', 'Z', 'é', '1', '/', '😀'), minLength: 1, maxLength: 4 }), { maxLength: 30 })
+      .chain((ids) =>
+        fc.tuple(
+          ...ids.map((id) =>
+            fc.record({
+              label: fc.option(text, { nil: null }),
+              data: fc.dictionary(fc.constantFrom('a', 'b', 'c'), fc.oneof(text, fc.constantFrom(12.5, 1e21, -3, 7), fc.boolean()), { maxKeys: 3 }),
+            }).map(({ label, data: d }): ObjectPatch => ({ id, label, data: d })),
+          ),
+        ),
+      );
+    const allWords = [...new Set(vocabulary.flatMap((w) => searchWords(w)).concat(['a', 't', 'z', 'e', '1', '12', '5', '21', '1e']))];
+    const queryWord = fc
+      .tuple(fc.constantFrom(...allWords), fc.integer({ min: 1, max: 12 }))
+      .map(([word, n]) => [...word].slice(0, n).join(''));
+    await fc.assert(
+      fc.asyncProperty(searchable, fc.array(fc.uniqueArray(queryWord, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 8 }), async (patches, queries) => {
+        const realm = freshRealm();
+        if (patches.length > 0) await store.objects.upsertMany(realm, patches, NOW);
+        const objects = patches.map(stored);
+        for (const words of queries) {
+          const expected = objects.filter((o) => matchesSearch(o, words)).map((o) => o.id).sort(compareCodePoints);
+          const hits = await store.objects.search(realm, { words, limit: 10_000 });
+          assert.deepEqual(hits.map((h) => h.object.id).sort(compareCodePoints), expected, `words ${show(words)}`);
+          for (let i = 1; i < hits.length; i++) assert.ok((hits[i - 1]?.score ?? 0) >= (hits[i]?.score ?? 0), 'best first');
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

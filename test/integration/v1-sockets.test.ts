@@ -1,0 +1,437 @@
+/**
+ * The v1 protocol over real sockets (WebSocket with `ws`, raw TCP with `net`) and over
+ * `/v1/http`: the handshake and each way it fails, message-level and action-level
+ * errors, TCP framing, size limits, timeouts, connection limits, shutdown.
+ */
+import assert from 'node:assert/strict';
+import { connect as netConnect } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import WebSocket from 'ws';
+import { adminToken, call, makeRealm, startHarness, type Harness } from '../support/harness.js';
+import { connectTcp, connectV1, connectWs, postV1, wsUrl, type Json, type V1Client, type V1Transport } from '../support/v1-clients.js';
+
+const transports: V1Transport[] = ['ws', 'tcp'];
+const maxMessageBytes = 64 * 1024;
+
+/** The one reply of a refused handshake, and the close that follows it. */
+async function assertAuthFailure(client: V1Client, messagePart?: RegExp): Promise<void> {
+  const reply = await client.next();
+  assert.equal(reply.length, 1);
+  assert.deepEqual({ ...reply[0], dat: { ...reply[0].dat, message: '…' } }, {
+    typ: 'sys',
+    act: 'aut',
+    res: 'err',
+    dat: { code: 'unauthorized', message: '…' },
+  });
+  if (messagePart !== undefined) assert.match(reply[0].dat.message as string, messagePart);
+  const closed = await client.closed;
+  if (client.transport === 'ws') assert.equal(closed.code, 4401);
+}
+
+/** A message-level error: one `sys`/`err` element. */
+function assertMessageError(reply: Json, code: string): void {
+  assert.ok(Array.isArray(reply), JSON.stringify(reply));
+  assert.equal(reply.length, 1);
+  assert.equal(reply[0].typ, 'sys');
+  assert.equal(reply[0].act, 'err');
+  assert.equal(reply[0].res, 'err');
+  assert.equal(reply[0].dat.code, code, JSON.stringify(reply));
+  assert.equal(typeof reply[0].dat.message, 'string');
+}
+
+/** Opens a connection without authenticating. */
+function open(h: Harness, transport: V1Transport): Promise<V1Client> {
+  return connectV1(transport, h.server);
+}
+
+describe('v1 over WebSocket and TCP', () => {
+  let h: Harness;
+  let r1: { read: string; write: string; admin: string };
+  let r2: { read: string; write: string; admin: string };
+
+  before(async () => {
+    h = await startHarness({ maxMessageBytes });
+    r1 = await makeRealm(h.url, 'r1');
+    r2 = await makeRealm(h.url, 'r2');
+  });
+  after(async () => {
+    await h.stop();
+  });
+
+  for (const transport of transports) {
+    describe(transport, () => {
+      it('handshake: "Bearer <token>" is answered with sys/aut/suc, version and build date', async () => {
+        const client = await open(h, transport);
+        client.sendText(`Bearer ${r1.read}`);
+        const reply = await client.next();
+        assert.equal(reply.length, 1);
+        assert.deepEqual(Object.keys(reply[0]), ['typ', 'act', 'res', 'dat']);
+        assert.equal(reply[0].typ, 'sys');
+        assert.equal(reply[0].act, 'aut');
+        assert.equal(reply[0].res, 'suc');
+        assert.equal(reply[0].dat.version, '0.1.0');
+        assert.ok(!Number.isNaN(Date.parse(reply[0].dat.buildDate as string)));
+        const pong = await client.one({ typ: 'sys', act: 'pin', rid: 1 });
+        assert.equal(pong.res, 'suc');
+        assert.equal(pong.rid, 1);
+        await client.close();
+      });
+
+      it('handshake fails on an unknown token, and the connection is closed', async () => {
+        const client = await open(h, transport);
+        client.sendText('Bearer lcs_not-a-real-token');
+        await assertAuthFailure(client, /not valid/);
+      });
+
+      it('handshake fails on an action array sent first', async () => {
+        const client = await open(h, transport);
+        client.sendText('[{"typ":"sys","act":"pin"}]');
+        await assertAuthFailure(client, /Bearer/);
+      });
+
+      it('handshake fails on "Bearer" without a token, and on another scheme', async () => {
+        for (const text of ['Bearer', 'Basic abc', `bearer${r1.read}`]) {
+          const client = await open(h, transport);
+          client.sendText(text);
+          await assertAuthFailure(client);
+        }
+      });
+
+      it('a message pipelined right behind the token is answered after the handshake', async () => {
+        const client = await open(h, transport);
+        client.sendText(`Bearer ${r1.read}`);
+        client.sendText('[{"typ":"sys","act":"pin","rid":"after"}]');
+        assert.equal((await client.next())[0].act, 'aut');
+        assert.equal((await client.next())[0].rid, 'after');
+        await client.close();
+      });
+
+      it('garbage and JSON that is not an array get one sys/err each; the connection stays', async () => {
+        const client = await connectV1(transport, h.server, r1.read);
+        client.sendText('this is not json');
+        assertMessageError(await client.next(), 'invalid_json');
+        for (const text of ['{"typ":"sys","act":"pin"}', '5', '"x"', 'null']) {
+          client.sendText(text);
+          assertMessageError(await client.next(), 'invalid_request');
+        }
+        assert.deepEqual(await client.request([]), []);
+        assert.equal((await client.one({ typ: 'sys', act: 'pin' })).res, 'suc');
+        assert.equal(client.isClosed, false);
+        await client.close();
+      });
+
+      it('unknown typ or act, and malformed actions, fail alone; rid is echoed', async () => {
+        const client = await connectV1(transport, h.server, r1.write);
+        const replies = await client.request([
+          { typ: 'nope', act: 'get', rid: 'a' },
+          { typ: 'obj', act: 'zap', rid: 'b' },
+          { typ: 'sys', act: 'pin', rid: 'c' },
+          7,
+          { typ: 'obj' },
+          { typ: 'obj', act: 'get', dat: [] , rid: 9 },
+          { typ: 'obj', act: 'get', extra: 1 },
+          { typ: 'obj', act: 'get', rid: { no: 1 } },
+          { typ: 'obj', act: 'get', dat: { id: 'missing' }, rid: 'd' },
+          { typ: 'constructor', act: 'get' },
+          { typ: 'obj', act: '__proto__' },
+        ]);
+        assert.equal(replies.length, 11);
+        const summary = replies.map((r: Json): unknown[] => [r.typ, r.act, r.res, r.res === 'err' ? r.dat.code : 'ok', r.rid]);
+        assert.deepEqual(summary, [
+          ['nope', 'get', 'err', 'invalid_request', 'a'],
+          ['obj', 'zap', 'err', 'invalid_request', 'b'],
+          ['sys', 'pin', 'suc', 'ok', 'c'],
+          [null, null, 'err', 'invalid_request', undefined],
+          ['obj', null, 'err', 'invalid_request', undefined],
+          ['obj', 'get', 'err', 'invalid_request', 9],
+          ['obj', 'get', 'err', 'invalid_request', undefined],
+          ['obj', 'get', 'err', 'invalid_request', undefined],
+          ['obj', 'get', 'err', 'not_found', 'd'],
+          ['constructor', 'get', 'err', 'invalid_request', undefined],
+          ['obj', '__proto__', 'err', 'invalid_request', undefined],
+        ]);
+        assert.match(replies[0].dat.message as string, /unknown typ "nope"/);
+        assert.match(replies[1].dat.message as string, /unknown act "zap" for typ obj/);
+        assert.ok(!('rid' in replies[3]));
+        assert.equal(client.isClosed, false);
+        await client.close();
+      });
+
+      it('sys/pin answers with the server time; sys/aut after the handshake is an error', async () => {
+        const client = await connectV1(transport, h.server, r1.read);
+        const [pin, aut] = await client.request([{ typ: 'sys', act: 'pin' }, { typ: 'sys', act: 'aut', dat: { token: 'x' } }]);
+        assert.ok(Math.abs(Date.parse(pin.dat.time as string) - Date.now()) < 5000);
+        assert.equal(aut.res, 'err');
+        await client.close();
+      });
+
+      it('the admin token belongs to no realm: actions must name rea', async () => {
+        const client = await connectV1(transport, h.server, adminToken);
+        const [missing, named, pin] = await client.request([
+          { typ: 'obj', act: 'lis' },
+          { typ: 'obj', act: 'lis', rea: 'r1' },
+          { typ: 'sys', act: 'pin' },
+        ]);
+        assert.equal(missing.res, 'err');
+        assert.equal(missing.dat.code, 'invalid_request');
+        assert.match(missing.dat.message as string, /rea/);
+        assert.equal(named.res, 'suc');
+        assert.equal(pin.res, 'suc');
+        const [nowhere] = await client.request([{ typ: 'obj', act: 'lis', rea: 'no-such-realm' }]);
+        assert.equal(nowhere.dat.code, 'not_found');
+        await client.close();
+      });
+
+      it('two realms never see each other: rea of another realm is 403, data stays apart', async () => {
+        const one = await connectV1(transport, h.server, r1.write);
+        const two = await connectV1(transport, h.server, r2.write);
+        const id = `secret-${transport}`;
+        assert.equal((await one.one({ typ: 'obj', act: 'upd', dat: { id, label: 'r1 only' } })).res, 'suc');
+        const [get, lis, cross, crossWrite] = await two.request([
+          { typ: 'obj', act: 'get', dat: { id } },
+          { typ: 'obj', act: 'lis' },
+          { typ: 'obj', act: 'get', rea: 'r1', dat: { id } },
+          { typ: 'obj', act: 'upd', rea: 'r1', dat: { id, label: 'hijack' } },
+        ]);
+        assert.equal(get.dat.code, 'not_found');
+        assert.ok(!(id in lis.dat));
+        assert.equal(cross.dat.code, 'forbidden');
+        assert.equal(crossWrite.dat.code, 'forbidden');
+        const [mine] = await one.request([{ typ: 'obj', act: 'get', dat: { id } }]);
+        assert.equal(mine.dat.label, 'r1 only');
+        await Promise.all([one.close(), two.close()]);
+      });
+
+      it('a read token cannot write: 403 for that action only', async () => {
+        const client = await connectV1(transport, h.server, r1.read);
+        const [write, read] = await client.request([
+          { typ: 'obj', act: 'upd', dat: { id: 'x', label: 'no' } },
+          { typ: 'obj', act: 'lis' },
+        ]);
+        assert.equal(write.dat.code, 'forbidden');
+        assert.equal(read.res, 'suc');
+        await client.close();
+      });
+
+      it('a token revoked after the handshake ends the connection at the next message', async () => {
+        const issued = await call(h.url, 'POST', '/admin/v1/realm/r1/token', { token: adminToken, body: { scope: 'read' } });
+        const client = await connectV1(transport, h.server, issued.json.token as string);
+        assert.equal((await client.one({ typ: 'sys', act: 'pin' })).res, 'suc');
+        const revoked = await call(h.url, 'DELETE', `/admin/v1/realm/r1/token/${issued.json.id as string}`, { token: adminToken });
+        assert.equal(revoked.status, 200);
+        client.sendText('[{"typ":"sys","act":"pin"}]');
+        assertMessageError(await client.next(), 'unauthorized');
+        const closed = await client.closed;
+        if (transport === 'ws') assert.equal(closed.code, 4401);
+      });
+    });
+  }
+
+  describe('TCP framing', () => {
+    it('answers a message split over several writes', async () => {
+      const client = await connectTcp(h.server.tcpPort, r1.read);
+      const text = JSON.stringify([{ typ: 'sys', act: 'pin', rid: 'split' }]) + '\n';
+      for (const part of [text.slice(0, 3), text.slice(3, 10), text.slice(10)]) {
+        client.sendBytes(part);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.equal((await client.next())[0].rid, 'split');
+      await client.close();
+    });
+
+    it('answers coalesced messages in order, one reply line each, with \\r\\n and blank lines', async () => {
+      const client = await connectTcp(h.server.tcpPort);
+      client.sendBytes(`Bearer ${r1.read}\r\n\r\n[{"typ":"sys","act":"pin","rid":1}]\r\n[{"typ":"sys","act":"pin","rid":2}]\n\n[{"typ":"sys","act":"pin","rid":3}]\n`);
+      assert.equal((await client.next())[0].act, 'aut');
+      for (const rid of [1, 2, 3]) assert.equal((await client.next())[0].rid, rid);
+      await client.close();
+    });
+
+    it('keeps a UTF-8 character split across writes', async () => {
+      const client = await connectTcp(h.server.tcpPort, r1.write);
+      const bytes = Buffer.from(JSON.stringify([{ typ: 'obj', act: 'upd', dat: { id: 'utf8', label: 'Zürich 🚚' } }]) + '\n');
+      const cut = bytes.indexOf(Buffer.from('🚚')) + 2;
+      client.sendBytes(bytes.subarray(0, cut));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      client.sendBytes(bytes.subarray(cut));
+      assert.equal((await client.next())[0].res, 'suc');
+      const [get] = await client.request([{ typ: 'obj', act: 'get', dat: { id: 'utf8' } }]);
+      assert.equal(get.dat.label, 'Zürich 🚚');
+      await client.close();
+    });
+
+    it('a line that is not UTF-8 is one invalid_json error; the connection stays', async () => {
+      const client = await connectTcp(h.server.tcpPort, r1.read);
+      client.sendBytes(Buffer.from([0x5b, 0xc3, 0x28, 0x5d, 0x0a]));
+      assertMessageError(await client.next(), 'invalid_json');
+      assert.equal((await client.one({ typ: 'sys', act: 'pin' })).res, 'suc');
+      await client.close();
+    });
+
+    it('a line over the limit is a too_large error, then the connection closes', async () => {
+      const client = await connectTcp(h.server.tcpPort, r1.read);
+      client.sendText('[{"typ":"sys","act":"pin","rid":"before"}]');
+      client.sendBytes('[' + ' '.repeat(maxMessageBytes + 10));
+      assert.equal((await client.next())[0].rid, 'before');
+      assertMessageError(await client.next(), 'too_large');
+      await client.closed;
+    });
+
+    it('a line over the limit before the handshake fails the handshake', async () => {
+      const client = await connectTcp(h.server.tcpPort);
+      client.sendBytes('x'.repeat(maxMessageBytes + 10));
+      await assertAuthFailure(client);
+    });
+
+    it('a client that half-closes gets the answers to what it sent, then the end', async () => {
+      const socket = netConnect({ port: h.server.tcpPort, host: '127.0.0.1' });
+      let received = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => (received += chunk));
+      const ended = new Promise((resolve) => socket.on('end', resolve));
+      socket.end(`Bearer ${r1.read}\n[{"typ":"sys","act":"pin","rid":"last"}]`);
+      await ended;
+      socket.destroy();
+      const lines = received.trim().split('\n').map((line): Json => JSON.parse(line));
+      assert.equal(lines.length, 2);
+      assert.equal(lines[1][0].rid, 'last');
+    });
+  });
+
+  describe('WebSocket specifics', () => {
+    it('a message over the limit closes the connection with 1009', async () => {
+      const client = await connectWs(h.url, r1.read);
+      client.sendText('[' + ' '.repeat(maxMessageBytes) + ']');
+      const closed = await client.closed;
+      assert.equal(closed.code, 1009);
+    });
+
+    it('binary frames carry UTF-8 JSON too; invalid UTF-8 there is invalid_json', async () => {
+      const client = await connectWs(h.url, r1.read);
+      client.sendBytes(Buffer.from('[{"typ":"sys","act":"pin","rid":"bin"}]'));
+      assert.equal((await client.next())[0].rid, 'bin');
+      client.sendBytes(Buffer.from([0x5b, 0xff, 0x5d]));
+      assertMessageError(await client.next(), 'invalid_json');
+      await client.close();
+    });
+
+    it('an upgrade on another path is a 404', async () => {
+      const ws = new WebSocket(wsUrl(h.url).replace('/v1/ws', '/v1/other'));
+      ws.on('error', () => undefined);
+      const status = await new Promise<number>((resolve) => ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)));
+      assert.equal(status, 404);
+    });
+  });
+
+  describe('/v1/http', () => {
+    it('answers an array of actions with one result per action inside a 200', async () => {
+      await postV1(h.url, r1.write, [{ typ: 'obj', act: 'upd', dat: { id: 'h1', label: 'x' } }]);
+      const res = await postV1(h.url, r1.read, [
+        { typ: 'obj', act: 'get', dat: { id: 'h1' }, rid: 'g' },
+        { typ: 'obj', act: 'upd', dat: { id: 'h1' } },
+        { typ: 'huh', act: 'get' },
+      ]);
+      assert.equal(res.status, 200);
+      assert.equal(res.json[0].dat.label, 'x');
+      assert.equal(res.json[0].rid, 'g');
+      assert.equal(res.json[1].dat.code, 'forbidden');
+      assert.equal(res.json[2].dat.code, 'invalid_request');
+    });
+
+    it('errors of the request itself use HTTP status and the v2 body', async () => {
+      const none = await postV1(h.url, null, []);
+      assert.equal(none.status, 401);
+      assert.deepEqual(none.json.error.code, 'unauthorized');
+      assert.equal(none.json.result, 'error');
+      const bad = await postV1(h.url, 'lcs_bogus', []);
+      assert.equal(bad.status, 401);
+      const malformed = await postV1(h.url, r1.read, '[{"typ":');
+      assert.equal(malformed.status, 400);
+      assert.equal(malformed.json.error.code, 'invalid_json');
+      const notArray = await postV1(h.url, r1.read, { typ: 'sys', act: 'pin' });
+      assert.equal(notArray.status, 400);
+      assert.equal(notArray.json.error.code, 'invalid_request');
+      const media = await postV1(h.url, r1.read, '[]', { 'content-type': 'text/plain' });
+      assert.equal(media.status, 415);
+      const big = await postV1(h.url, r1.read, '[' + ' '.repeat(h.config.maxBodyBytes) + ']');
+      assert.equal(big.status, 413);
+      assert.equal(big.json.error.code, 'too_large');
+      const get = await call(h.url, 'GET', '/v1/http', { token: r1.read });
+      assert.equal(get.status, 405);
+    });
+
+    it('sub and uns are errors: there is no push channel', async () => {
+      const res = await postV1(h.url, r1.read, [{ typ: 'sub', act: 'sub' }, { typ: 'sub', act: 'uns' }]);
+      assert.equal(res.status, 200);
+      assert.equal(res.json[0].res, 'err');
+      assert.match(res.json[0].dat.message as string, /WebSocket or TCP/);
+      assert.equal(res.json[1].res, 'err');
+    });
+  });
+});
+
+describe('v1 connection limits and lifecycle', () => {
+  it('handshake timeout: no token in time fails the handshake and closes', async () => {
+    const h = await startHarness({ handshakeTimeoutMs: 150 });
+    try {
+      for (const transport of transports) {
+        const client = await open(h, transport);
+        await assertAuthFailure(client, /within 150 ms/);
+      }
+    } finally {
+      await h.stop();
+    }
+  });
+
+  it('idle timeout: a silent TCP connection gets sys/err timeout and is closed; WebSocket pongs keep one open', async () => {
+    const h = await startHarness({ idleTimeoutMs: 300 });
+    try {
+      const realm = await makeRealm(h.url, 'idle');
+      const tcp = await connectTcp(h.server.tcpPort, realm.read);
+      const ws = await connectWs(h.url, realm.read);
+      assertMessageError(await tcp.next(2000), 'timeout');
+      await tcp.closed;
+      assert.equal(ws.isClosed, false);
+      assert.equal((await ws.one({ typ: 'sys', act: 'pin' })).res, 'suc');
+      await ws.close();
+    } finally {
+      await h.stop();
+    }
+  });
+
+  it('max connections: one more is told unavailable and closed (1013); a freed slot is reused', async () => {
+    const h = await startHarness({ maxConnections: 2 });
+    try {
+      const realm = await makeRealm(h.url, 'full');
+      const a = await connectWs(h.url, realm.read);
+      const b = await connectTcp(h.server.tcpPort, realm.read);
+      for (const transport of transports) {
+        const extra = await open(h, transport);
+        assertMessageError(await extra.next(), 'unavailable');
+        const closed = await extra.closed;
+        if (transport === 'ws') assert.equal(closed.code, 1013);
+      }
+      assert.equal(h.server.v1Stats().connections, 2);
+      await a.close();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const c = await connectTcp(h.server.tcpPort, realm.read);
+      await Promise.all([b.close(), c.close()]);
+    } finally {
+      await h.stop();
+    }
+  });
+
+  it('shutdown: every connection is told and closed with 1013 (WebSocket) before the store closes', async () => {
+    const h = await startHarness();
+    const realm = await makeRealm(h.url, 'bye');
+    const ws = await connectWs(h.url, realm.read);
+    const tcp = await connectTcp(h.server.tcpPort, realm.read);
+    const pending = await connectTcp(h.server.tcpPort);
+    await h.stop();
+    for (const client of [ws, tcp, pending]) {
+      assertMessageError(await client.next(), 'unavailable');
+      await client.closed;
+    }
+    assert.equal((await ws.closed).code, 1013);
+  });
+});

@@ -1,0 +1,279 @@
+/**
+ * The geofence engine on change records, without a server: which events a write raises,
+ * in which order, and how the per-realm area index follows area writes.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Area, Location, ObjectChange, Shape, TrackedObject } from '../../internal/domain/types.js';
+import type { BusSubscription, EventBus, LocusEvent, RealmMessage } from '../../internal/events/port.js';
+import { AreaIndex } from '../../internal/geofence/area-index.js';
+import { GeofenceEngine } from '../../internal/geofence/geofence-engine.js';
+import type { AreaListQuery, Page } from '../../internal/store/port.js';
+
+const T = (s: number): string => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
+const loc = (longitude: number, latitude: number, s = 0): Location => ({ longitude, latitude, time: T(s) });
+const obj = (id: string, location: Location | null): TrackedObject => ({ id, label: null, location, data: {}, seen: location?.time ?? null });
+const area = (id: string, shape: Shape): Area => ({ id, label: null, shape, data: {} });
+const rect = (w: number, s: number, e: number, n: number): Shape => ({ w, s, e, n });
+
+/** A move of `id` from `from` to `to` (null: create or delete). */
+function move(id: string, from: Location | null | undefined, to: Location | null | undefined, realm = 'r'): ObjectChange {
+  return {
+    realm,
+    id,
+    old: from === undefined ? null : obj(id, from),
+    new: to === undefined ? null : obj(id, to),
+    history: to ? [to] : [],
+    time: T(100),
+  };
+}
+
+class CapturingBus implements EventBus {
+  readonly published: { realm: string; events: LocusEvent[] }[] = [];
+  readonly deleted: string[] = [];
+  publish(realm: string, events: readonly LocusEvent[]): void {
+    this.published.push({ realm, events: [...events] });
+  }
+  publishRealmDeleted(realm: string): void {
+    this.deleted.push(realm);
+  }
+  subscribe(_realm: string, _handler: (message: RealmMessage) => void): BusSubscription {
+    return { unsubscribe: () => undefined };
+  }
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+  /** Events as short strings: `loc a`, `ent a A`, `del area A`. */
+  flat(): string[] {
+    return this.published.flatMap(({ events }) =>
+      events.map((e) => {
+        switch (e.kind) {
+          case 'loc':
+            return `loc ${e.object.id}`;
+          case 'ent':
+          case 'exi':
+            return `${e.kind} ${e.object} ${e.area}`;
+          case 'del':
+            return 'object' in e ? `del object ${e.object}` : `del area ${e.area}`;
+        }
+      }),
+    );
+  }
+}
+
+/** An area store whose list answers from a map, in pages of two, optionally held until released. */
+class FakeAreas {
+  readonly byRealm = new Map<string, Area[]>();
+  lists = 0;
+  private gate: Promise<void> | null = null;
+  private open: () => void = () => undefined;
+  hold(): void {
+    this.gate = new Promise((resolve) => {
+      this.open = resolve;
+    });
+  }
+  release(): void {
+    this.open();
+    this.gate = null;
+  }
+  async list(realm: string, query: AreaListQuery): Promise<Page<Area>> {
+    this.lists++;
+    if (this.gate !== null) await this.gate;
+    const all = [...(this.byRealm.get(realm) ?? [])].sort((a, b) => (a.id < b.id ? -1 : 1));
+    const start = query.cursor === undefined ? 0 : Number(query.cursor);
+    const items = all.slice(start, start + 2);
+    return { items, next: start + 2 < all.length ? String(start + 2) : null };
+  }
+}
+
+const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+async function engineWith(areas: Area[]): Promise<{ engine: GeofenceEngine; bus: CapturingBus; store: FakeAreas }> {
+  const store = new FakeAreas();
+  store.byRealm.set('r', areas);
+  const bus = new CapturingBus();
+  const engine = new GeofenceEngine(store, bus);
+  // The first change of the realm loads its areas.
+  engine.objectsChanged('r', []);
+  await settle();
+  bus.published.length = 0;
+  return { engine, bus, store };
+}
+
+describe('AreaIndex', () => {
+  it('finds areas by the exact test, not only by their boxes', () => {
+    const index = AreaIndex.of([area('circle', { cx: 0, cy: 0, r: 1000 }), area('box', rect(0, 0, 1, 1))]);
+    assert.deepEqual(index.containing(0, 0), ['box', 'circle']);
+    // Inside the circle's box, outside the circle.
+    assert.deepEqual(index.containing(-0.0085, -0.0085), []);
+    assert.deepEqual(index.containing(0.5, 0.5), ['box']);
+  });
+
+  it('finds an area that crosses the antimeridian on both sides, once', () => {
+    const index = AreaIndex.of([area('pacific', rect(170, -10, -170, 10))]);
+    assert.deepEqual(index.containing(175, 0), ['pacific']);
+    assert.deepEqual(index.containing(-175, 0), ['pacific']);
+    assert.deepEqual(index.containing(180, 0), ['pacific']);
+    assert.deepEqual(index.containing(0, 0), []);
+  });
+
+  it('put replaces a shape, remove drops it', () => {
+    const index = new AreaIndex();
+    index.put(area('a', rect(0, 0, 1, 1)));
+    index.put(area('a', rect(10, 10, 11, 11)));
+    assert.deepEqual(index.containing(0.5, 0.5), []);
+    assert.deepEqual(index.containing(10.5, 10.5), ['a']);
+    index.remove('a');
+    assert.deepEqual(index.containing(10.5, 10.5), []);
+    assert.equal(index.size, 0);
+  });
+});
+
+describe('GeofenceEngine', () => {
+  const A = area('A', rect(0, 0, 2, 2));
+  const B = area('B', rect(1, 0, 3, 2));
+
+  it('a new object with a location raises loc, then ent for each area holding it', async () => {
+    const { engine, bus } = await engineWith([A, B]);
+    engine.objectsChanged('r', [move('o', undefined, loc(1.5, 1))]);
+    assert.deepEqual(bus.flat(), ['loc o', 'ent o A', 'ent o B']);
+  });
+
+  it('enter and exit', async () => {
+    const { engine, bus } = await engineWith([A]);
+    engine.objectsChanged('r', [move('o', loc(-1, 1, 1), loc(1, 1, 2))]);
+    engine.objectsChanged('r', [move('o', loc(1, 1, 2), loc(5, 1, 3))]);
+    assert.deepEqual(bus.flat(), ['loc o', 'ent o A', 'loc o', 'exi o A']);
+    const [, enter] = bus.published[0]?.events ?? [];
+    assert.deepEqual(enter, { kind: 'ent', realm: 'r', object: 'o', area: 'A', time: T(2) });
+  });
+
+  it('moving between overlapping areas: loc, then exits, then enters', async () => {
+    const { engine, bus } = await engineWith([A, B, area('C', rect(2.5, 0, 4, 2))]);
+    // From A only to the overlap of B and C.
+    engine.objectsChanged('r', [move('o', loc(0.5, 1, 1), loc(2.7, 1, 2))]);
+    assert.deepEqual(bus.flat(), ['loc o', 'exi o A', 'ent o B', 'ent o C']);
+    bus.published.length = 0;
+    // Within the overlap of A and B to B only: one exit, no enter.
+    engine.objectsChanged('r', [move('p', loc(1.5, 1, 1), loc(2.2, 1, 2))]);
+    assert.deepEqual(bus.flat(), ['loc p', 'exi p A']);
+  });
+
+  it('a move within an area raises loc only; a write that keeps the location raises nothing', async () => {
+    const { engine, bus } = await engineWith([A]);
+    engine.objectsChanged('r', [move('o', loc(1, 1, 1), loc(1.1, 1, 2))]);
+    const same = loc(1.1, 1, 2);
+    engine.objectsChanged('r', [move('o', same, same)]);
+    // A new object without a location (label only) raises nothing.
+    engine.objectsChanged('r', [move('q', undefined, null)]);
+    assert.deepEqual(bus.flat(), ['loc o']);
+  });
+
+  it('an out-of-order older fix leaves the current location as it was: no event', async () => {
+    const { engine, bus } = await engineWith([A]);
+    // The store keeps the newer current location; the change record says so (old = new).
+    const current = loc(5, 5, 10);
+    engine.objectsChanged('r', [{ ...move('o', current, current), history: [loc(1, 1, 5)] }]);
+    assert.deepEqual(bus.flat(), []);
+  });
+
+  it('a bulk write compares the old location with the final one, object by object in order', async () => {
+    const { engine, bus } = await engineWith([A]);
+    // One record per object: the intermediate fixes of "o" (in and out of A) raise nothing.
+    engine.objectsChanged('r', [move('o', loc(5, 5, 1), loc(6, 6, 9)), move('p', loc(5, 5, 1), loc(1, 1, 9))]);
+    assert.deepEqual(bus.flat(), ['loc o', 'loc p', 'ent p A']);
+    assert.equal(bus.published.length, 1);
+  });
+
+  it('an area created around an object raises nothing until the object moves', async () => {
+    const { engine, bus } = await engineWith([]);
+    engine.objectsChanged('r', [move('o', undefined, loc(1, 1, 1))]);
+    engine.areaChanged('r', { realm: 'r', id: 'A', old: null, new: A });
+    assert.deepEqual(bus.flat(), ['loc o']);
+    // Moving inside the new area: it was already inside by location, so no ent either.
+    engine.objectsChanged('r', [move('o', loc(1, 1, 1), loc(1.2, 1, 2))]);
+    engine.objectsChanged('r', [move('o', loc(1.2, 1, 2), loc(9, 9, 3))]);
+    assert.deepEqual(bus.flat(), ['loc o', 'loc o', 'loc o', 'exi o A']);
+  });
+
+  it('a reshaped area is used from the next write on, and raises nothing itself', async () => {
+    const { engine, bus } = await engineWith([A]);
+    const moved = area('A', rect(10, 10, 12, 12));
+    engine.areaChanged('r', { realm: 'r', id: 'A', old: A, new: moved });
+    engine.objectsChanged('r', [move('o', loc(1, 1, 1), loc(11, 11, 2))]);
+    assert.deepEqual(bus.flat(), ['loc o', 'ent o A']);
+  });
+
+  it('an area deleted raises del and no exit, then never matches again', async () => {
+    const { engine, bus } = await engineWith([A]);
+    engine.areaChanged('r', { realm: 'r', id: 'A', old: A, new: null });
+    engine.objectsChanged('r', [move('o', loc(1, 1, 1), loc(5, 5, 2))]);
+    engine.objectsChanged('r', [move('o', loc(5, 5, 2), loc(1, 1, 3))]);
+    assert.deepEqual(bus.flat(), ['del area A', 'loc o', 'loc o']);
+  });
+
+  it('an object deleted raises del only', async () => {
+    const { engine, bus } = await engineWith([A]);
+    engine.objectsChanged('r', [move('o', loc(1, 1, 1), undefined)]);
+    assert.deepEqual(bus.flat(), ['del object o']);
+  });
+
+  it('loads a realm once, over all pages, and keeps realms apart', async () => {
+    const { engine, bus, store } = await engineWith([A, B, area('C', rect(0, 0, 9, 9)), area('D', rect(0, 0, 9, 9)), area('E', rect(0, 0, 9, 9))]);
+    assert.equal(engine.indexedAreas('r'), 5);
+    assert.equal(store.lists, 3);
+    engine.objectsChanged('other', [move('o', undefined, loc(1, 1, 1), 'other')]);
+    await settle();
+    assert.equal(engine.indexedAreas('other'), 0);
+    assert.deepEqual(bus.flat(), ['loc o']);
+    assert.equal(bus.published[0]?.realm, 'other');
+  });
+
+  it('while a realm loads, its changes wait in order and meet the areas as they were when written', async () => {
+    const store = new FakeAreas();
+    store.byRealm.set('r', [A]);
+    const bus = new CapturingBus();
+    const engine = new GeofenceEngine(store, bus);
+    store.hold();
+    engine.objectsChanged('r', [move('o', loc(5, 5, 1), loc(1, 1, 2))]);
+    // While loading: area A deleted (the list will no longer hold it), then B created.
+    store.byRealm.set('r', [B]);
+    engine.areaChanged('r', { realm: 'r', id: 'A', old: A, new: null });
+    engine.areaChanged('r', { realm: 'r', id: 'B', old: null, new: B });
+    engine.objectsChanged('r', [move('p', loc(5, 5, 1), loc(1.5, 1, 2))]);
+    assert.deepEqual(bus.flat(), []);
+    store.release();
+    await settle();
+    assert.deepEqual(bus.flat(), ['loc o', 'ent o A', 'del area A', 'loc p', 'ent p B']);
+    assert.equal(engine.indexedAreas('r'), 1);
+  });
+
+  it('a realm whose areas fail to load still raises loc, and retries on the next change', async () => {
+    const bus = new CapturingBus();
+    let fail = true;
+    const errors: unknown[] = [];
+    const engine = new GeofenceEngine(
+      {
+        list: () => (fail ? Promise.reject(new Error('store down')) : Promise.resolve({ items: [A], next: null })),
+      },
+      bus,
+      (err) => errors.push(err),
+    );
+    engine.objectsChanged('r', [move('o', loc(5, 5, 1), loc(1, 1, 2))]);
+    await settle();
+    assert.deepEqual(bus.flat(), ['loc o']);
+    assert.equal(errors.length, 1);
+    fail = false;
+    engine.objectsChanged('r', [move('o', loc(1, 1, 2), loc(5, 5, 3))]);
+    await settle();
+    engine.objectsChanged('r', [move('o', loc(5, 5, 3), loc(1, 1, 4))]);
+    assert.deepEqual(bus.flat(), ['loc o', 'loc o', 'exi o A', 'loc o', 'ent o A']);
+  });
+
+  it('a deleted realm forgets its areas and tells the bus', async () => {
+    const { engine, bus } = await engineWith([A]);
+    engine.realmDeleted('r');
+    assert.deepEqual(bus.deleted, ['r']);
+    assert.equal(engine.indexedAreas('r'), null);
+  });
+});
