@@ -106,6 +106,7 @@ export async function start(config: Config, options: StartOptions = {}): Promise
         idleTimeoutMs: config.idleTimeoutMs,
         sendBufferBytes: config.sendBufferBytes,
         slowConsumerMs: config.slowConsumerMs,
+        tokenRecheckMs: config.tokenRecheckMs,
       },
     },
     config.maxConnections,

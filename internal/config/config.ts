@@ -36,6 +36,8 @@ export interface Config {
   sendBufferBytes: number;
   /** How long a v1 connection may stay over its send buffer before it is closed. */
   slowConsumerMs: number;
+  /** How often an open v1 connection checks that its token is still valid (it also does at every message). */
+  tokenRecheckMs: number;
 }
 
 export class ConfigError extends Error {
@@ -74,6 +76,7 @@ const settings: Setting[] = [
   { env: 'LOCUS_IDLE_TIMEOUT_MS', flag: 'idle-timeout-ms', key: 'idleTimeoutMs', kind: 'int', def: 300_000, min: 0 },
   { env: 'LOCUS_SEND_BUFFER_BYTES', flag: 'send-buffer-bytes', key: 'sendBufferBytes', kind: 'int', def: 4 * 1024 * 1024, min: 1024 },
   { env: 'LOCUS_SLOW_CONSUMER_MS', flag: 'slow-consumer-ms', key: 'slowConsumerMs', kind: 'int', def: 10_000, min: 1 },
+  { env: 'LOCUS_TOKEN_RECHECK_MS', flag: 'token-recheck-ms', key: 'tokenRecheckMs', kind: 'int', def: 10_000, min: 1 },
 ];
 
 const logLevels = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);

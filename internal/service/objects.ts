@@ -94,7 +94,8 @@ export class ObjectService {
     const fields = parseFields(params.fields);
     const filter = parseFilterParam(params.filter, this.limits.maxFilterConditions ?? 100);
     const shape = parseShapeValue(params.shape, this.limits.maxVertices ?? 10_000);
-    const query: ObjectListQuery = parsePageQuery(params, this.limits);
+    // Entries show id, label, connectionStatus (from seen) and the named fields only.
+    const query: ObjectListQuery = { ...parsePageQuery(params, this.limits), fields };
     if (filter.length > 0) query.filter = filter;
     if (shape !== undefined) query.shape = shape;
     const page = await this.store.objects.list(realm.id, query);

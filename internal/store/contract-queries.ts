@@ -161,6 +161,34 @@ export function queryContract(withStore: WithStore): void {
         });
       }));
 
+    void it('a projection reads only id, label, seen and the named data fields', () =>
+      withStore(async (store) => {
+        await store.objects.upsertMany(
+          'q',
+          [
+            { id: 'x', label: 'X', location: at(1, 2), data: { a: 1, b: 'two', c: true } },
+            { id: 'y', data: { b: 'three' } },
+          ],
+          N0,
+        );
+        const strip = (items: TrackedObject[]) =>
+          items.map((o) => {
+            assert.equal(o.location, null);
+            return { id: o.id, label: o.label, data: o.data, seen: o.seen };
+          });
+        for (const shape of [undefined, { cx: 1, cy: 2, r: 10 } as Shape]) {
+          const base = { limit: 10, ...(shape === undefined ? {} : { shape }) };
+          const some = await store.objects.list('q', { ...base, fields: ['b', 'c', 'missing'] });
+          const expected = [
+            { id: 'x', label: 'X', data: { b: 'two', c: true }, seen: N0 },
+            { id: 'y', label: null, data: { b: 'three' }, seen: null },
+          ];
+          assert.deepEqual(strip(some.items), shape === undefined ? expected : expected.slice(0, 1));
+          const none = await store.objects.list('q', { ...base, fields: null });
+          assert.deepEqual(strip(none.items), (shape === undefined ? expected : expected.slice(0, 1)).map((o) => ({ ...o, data: {} })));
+        }
+      }));
+
     void it('filters see updates and removed keys', () =>
       withStore(async (store) => {
         await store.objects.upsertMany('q', [{ id: 'x', data: { a: 1 } }], N0);

@@ -38,6 +38,13 @@ export interface ObjectListQuery {
   filter?: FilterCondition[];
   /** Only objects whose current location is inside: exactly internal/geo containsPoint. */
   shape?: Shape;
+  /**
+   * Projection: when given, each item carries `id`, `label` and `seen` as stored,
+   * `location: null`, and `data` holding only those of these fields the object has
+   * (null: `{}`), so that adapters need not read or decode the rest. When absent, items
+   * are whole objects.
+   */
+  fields?: string[] | null;
 }
 
 export interface SearchQuery {
@@ -101,8 +108,10 @@ export interface ObjectStore {
   delete(realm: string, id: string, now: string): Promise<ObjectChange | null>;
   /**
    * Objects matching every query word as a prefix of one of their words (the words of
-   * domain/search.ts: matchesSearch decides), best matches first (ties in id order),
-   * at most `limit`. Adapters rank by their text index (SQLite: FTS5 bm25).
+   * domain/search.ts: matchesSearch decides), best matches first, at most `limit`.
+   * Adapters rank by their text index (SQLite: FTS5 bm25). Equal scores follow id order
+   * among the returned hits; which of several equally scored objects make the cut at the
+   * limit is up to the adapter.
    */
   search(realm: string, query: SearchQuery): Promise<SearchHit[]>;
   /**

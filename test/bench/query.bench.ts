@@ -18,7 +18,7 @@
  * The objects lie uniformly in a 100 km × 100 km square around Berlin (about 100 per
  * km²), so a 1 km circle holds about 300 of them.
  */
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -26,7 +26,7 @@ import { parseFilter } from '../../internal/domain/filter.js';
 import { parseSearchQuery } from '../../internal/domain/search.js';
 import type { ObjectPatch, Shape } from '../../internal/domain/types.js';
 import type { ObjectListQuery } from '../../internal/store/port.js';
-import { openSqliteStore } from '../../internal/store/sqlite/sqlite-store.js';
+import { openSqliteStore, type SqliteStore } from '../../internal/store/sqlite/sqlite-store.js';
 
 const TOTAL = Number(process.env.LOCUS_BENCH_OBJECTS ?? 1_000_000);
 const BATCH = 10_000;
@@ -139,10 +139,31 @@ interface Row {
 }
 
 async function main(): Promise<void> {
+  // LOCUS_BENCH_DB=<file> keeps the database for later runs, which then skip the ingest
+  // (for working on queries; the report then says so).
+  const kept = process.env.LOCUS_BENCH_DB;
+  const reuse = kept !== undefined && existsSync(kept);
   const dir = mkdtempSync(join(tmpdir(), 'locus-query-bench-'));
-  const path = join(dir, 'locus.db');
+  const path = kept ?? join(dir, 'locus.db');
   const store = openSqliteStore(path);
   try {
+    let ingestRate = Number.NaN;
+    let updateRate = Number.NaN;
+    if (!reuse) {
+      ({ ingestRate, updateRate } = await ingest(store));
+    } else {
+      log(`reusing ${path}: no ingest`);
+    }
+    const fileMb = ((statSync(path).size + (statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0)) / 2 ** 20);
+    await queries(store, { ingestRate, updateRate, fileMb });
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function ingest(store: SqliteStore): Promise<{ ingestRate: number; updateRate: number }> {
+  {
     await store.realms.put(REALM, { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null }, isoAt(baseTime));
 
     // --- 1. bulk ingest of new objects
@@ -179,8 +200,13 @@ async function main(): Promise<void> {
     }
     const updateRate = (UPDATES / updateMs) * 1000;
     log(`updates: ${Math.round(updateRate)} objects/s`);
-    const fileMb = (statSync(path).size + statSync(`${path}-wal`, { throwIfNoEntry: false })?.size! || 0) / 2 ** 20;
+    return { ingestRate, updateRate };
+  }
+}
 
+async function queries(store: SqliteStore, ingested: { ingestRate: number; updateRate: number; fileMb: number }): Promise<void> {
+  const { ingestRate, updateRate, fileMb } = ingested;
+  {
     // --- 2. queries
     const rows: Row[] = [];
     const measure = async (name: string, what: string, target: number | null, run: () => Promise<number>): Promise<void> => {
@@ -261,9 +287,6 @@ async function main(): Promise<void> {
     out.push(`| Database file (with WAL) | ${fileMb.toFixed(0)} MiB | — | — |`);
     out.push('');
     process.stdout.write(`${out.join('\n')}\n`);
-  } finally {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -399,6 +399,25 @@ describe('v1 connection limits and lifecycle', () => {
     }
   });
 
+  it('a revoked token ends a quiet subscriber within LOCUS_TOKEN_RECHECK_MS, without a message from it', async () => {
+    const h = await startHarness({ tokenRecheckMs: 100 });
+    try {
+      const realm = await makeRealm(h.url, 'quiet');
+      const issued = await call(h.url, 'POST', '/admin/v1/realm/quiet/token', { token: adminToken, body: { scope: 'read' } });
+      const revoked = await connectTcp(h.server.tcpPort, issued.json.token as string);
+      const kept = await connectWs(h.url, realm.read);
+      for (const client of [revoked, kept]) assert.equal((await client.one({ typ: 'sub', act: 'sub' })).res, 'suc');
+      await call(h.url, 'DELETE', `/admin/v1/realm/quiet/token/${issued.json.id as string}`, { token: adminToken });
+      assertMessageError(await revoked.next(2000), 'unauthorized');
+      await revoked.closed;
+      // A valid token survives the rechecks.
+      assert.equal(kept.isClosed, false);
+      await kept.close();
+    } finally {
+      await h.stop();
+    }
+  });
+
   it('max connections: one more is told unavailable and closed (1013); a freed slot is reused', async () => {
     const h = await startHarness({ maxConnections: 2 });
     try {

@@ -33,6 +33,20 @@ describe('loadConfig', () => {
     assert.throws(() => loadConfig({ LOCUS_MAX_BULK: '0' }), /LOCUS_MAX_BULK/);
     assert.throws(() => loadConfig({}, ['--nope', '1']), /--nope/);
   });
+  it('has the v1 connection limits, validated', () => {
+    const c = loadConfig({});
+    assert.deepEqual(
+      [c.maxMessageBytes, c.maxConnections, c.handshakeTimeoutMs, c.idleTimeoutMs, c.sendBufferBytes, c.slowConsumerMs, c.tokenRecheckMs],
+      [1024 * 1024, 10_000, 10_000, 300_000, 4 * 1024 * 1024, 10_000, 10_000],
+    );
+    assert.equal(loadConfig({ LOCUS_IDLE_TIMEOUT_MS: '0' }).idleTimeoutMs, 0);
+    assert.equal(loadConfig({}, ['--max-connections', '7']).maxConnections, 7);
+    assert.throws(() => loadConfig({ LOCUS_MAX_MESSAGE_BYTES: '10' }), /LOCUS_MAX_MESSAGE_BYTES/);
+    assert.throws(() => loadConfig({ LOCUS_MAX_CONNECTIONS: '0' }), /LOCUS_MAX_CONNECTIONS/);
+    assert.throws(() => loadConfig({ LOCUS_HANDSHAKE_TIMEOUT_MS: '0' }), /LOCUS_HANDSHAKE_TIMEOUT_MS/);
+    assert.throws(() => loadConfig({ LOCUS_SEND_BUFFER_BYTES: 'lots' }), /LOCUS_SEND_BUFFER_BYTES/);
+    assert.throws(() => loadConfig({ LOCUS_SLOW_CONSUMER_MS: '-1' }), /LOCUS_SLOW_CONSUMER_MS/);
+  });
 });
 
 describe('tokens', () => {

@@ -3,9 +3,10 @@
  * filters and shapes pushed down to the indexes, full-text search and location history.
  *
  * Indexes (schema.ts, version 2): the (realm, id) unique index serves id order and
- * paging; the R*Tree `object_rtree` (realm key × lon × lat) serves shapes; the FTS5
- * table `object_fts` serves search. The R*Tree is kept by triggers on `objects`, the
- * FTS5 rows by this file, all inside the write's transaction.
+ * paging; the R*Tree `object_rtree` (realm key × lon × lat, an entry per located object:
+ * the grid cell that holds it, spatial-index.ts) serves shapes; the FTS5 table
+ * `object_fts` serves search. This file writes both inside the write's transaction (the
+ * delete trigger removes the entries of deleted rows).
  *
  * A shape query is answered by one of two plans, both one SQL statement followed by the
  * exact test of internal/geo (compileShape) on the rows it yields, in id order, until
@@ -29,6 +30,7 @@ import type { HistoryQuery, ObjectListQuery, ObjectStore, Page, SearchHit, Searc
 import { compileFilter } from './filter-sql.js';
 import { objectFromRow, type ObjectRow } from './rows.js';
 import { searchColumns, searchMatch, sameSearchText } from './search-index.js';
+import { cellBox, sameCell, type CellBox } from './spatial-index.js';
 import { settle } from './sqlite-errors.js';
 
 const MAX_PAGE = 10_000;
@@ -47,6 +49,27 @@ export function spatialCandidateCap(limit: number): number {
 const STATEMENT_CACHE_SIZE = 256;
 
 const OBJECT_COLUMNS = 'o.rowid AS rowid, o.id AS id, o.label AS label, o.location AS location, o.seen AS seen, o.data AS data';
+
+/** The columns a list reads: whole objects, or (with a projection) what the projection needs. */
+function listColumns(fields: string[] | null | undefined): string {
+  if (fields === undefined) return OBJECT_COLUMNS;
+  const base = 'o.rowid AS rowid, o.id AS id, o.label AS label, NULL AS location, o.seen AS seen';
+  return fields === null || fields.length === 0 ? `${base}, '{}' AS data` : `${base}, o.data AS data`;
+}
+
+/** Converts a list row; with a projection, data keeps only the named fields. */
+function projector(fields: string[] | null | undefined): (row: ObjectRow) => TrackedObject {
+  if (fields === undefined || fields === null || fields.length === 0) return objectFromRow;
+  return (row) => {
+    const obj = objectFromRow(row);
+    const kept: [string, string | number | boolean][] = [];
+    for (const field of fields) {
+      if (Object.hasOwn(obj.data, field)) kept.push([field, obj.data[field] as string | number | boolean]);
+    }
+    obj.data = Object.fromEntries(kept);
+    return obj;
+  };
+}
 
 interface PlacedRow extends ObjectRow {
   lon: number | null;
@@ -144,6 +167,10 @@ export class SqliteObjectStore implements ObjectStore {
       'INSERT OR REPLACE INTO history (realm, object_id, time, location) VALUES (?, ?, ?, ?)',
     );
     const insertText = db.prepare<[number | bigint, string, string]>('INSERT INTO object_fts (rowid, names, terms) VALUES (?, ?, ?)');
+    const insertCell = db.prepare<[number | bigint, ...CellBox]>('INSERT INTO object_rtree VALUES (?, ?, ?, ?, ?, ?, ?)');
+    const moveCell = db.prepare<[number, number, number, number, number]>(
+      'UPDATE object_rtree SET min_lon = ?, max_lon = ?, min_lat = ?, max_lat = ? WHERE id = ?',
+    );
     const replaceText = db.prepare<[number, string, string]>(
       'INSERT OR REPLACE INTO object_fts (rowid, names, terms) VALUES (?, ?, ?)',
     );
@@ -195,10 +222,20 @@ export class SqliteObjectStore implements ObjectStore {
         ];
         if (row === undefined || old === null) {
           const { lastInsertRowid } = insert.run(realm, folded.id, ...values);
+          if (location !== null) insertCell.run(lastInsertRowid, ...cellBox(key, location.longitude, location.latitude));
           const [names, terms] = searchColumns(key, next);
           insertText.run(lastInsertRowid, names, terms);
         } else {
           update.run(...values, row.rowid);
+          // The R*Tree entry is the location's grid cell: it changes only when the cell does.
+          if (location !== null && location !== old.location) {
+            const previous = old.location;
+            if (previous === null) insertCell.run(row.rowid, ...cellBox(key, location.longitude, location.latitude));
+            else if (!sameCell(previous.longitude, previous.latitude, location.longitude, location.latitude)) {
+              const box = cellBox(key, location.longitude, location.latitude);
+              moveCell.run(box[2], box[3], box[4], box[5], row.rowid);
+            }
+          }
           if (!sameSearchText(old, next)) {
             const [names, terms] = searchColumns(key, next);
             const [oldNames, oldTerms] = searchColumns(key, old);
@@ -296,7 +333,7 @@ export class SqliteObjectStore implements ObjectStore {
     };
 
     if (query.shape === undefined) {
-      const sql = `SELECT ${OBJECT_COLUMNS} FROM objects o WHERE ${where()} ORDER BY o.id LIMIT ?`;
+      const sql = `SELECT ${listColumns(query.fields)} FROM objects o WHERE ${where()} ORDER BY o.id LIMIT ?`;
       params.push(query.limit + 1);
       return { sql, params, plan: 'index' };
     }
@@ -316,11 +353,11 @@ export class SqliteObjectStore implements ObjectStore {
         boxes.length === 1
           ? `(${rtreeBoxSql(key, boxes[0] as BBox, params)})`
           : `(${boxes.map((box) => rtreeBoxSql(key, box, params)).join(' UNION ')})`;
-      const sql = `SELECT ${OBJECT_COLUMNS}, o.lon AS lon, o.lat AS lat FROM ${source} AS c CROSS JOIN objects o ON o.rowid = c.id WHERE ${where()} ORDER BY o.id`;
+      const sql = `SELECT ${listColumns(query.fields)}, o.lon AS lon, o.lat AS lat FROM ${source} AS c CROSS JOIN objects o ON o.rowid = c.id WHERE ${where()} ORDER BY o.id`;
       return { sql, params, plan: 'spatial' };
     }
     // Ordered plan: the (realm, id) index drives; lon/lat prefiltered by the boxes.
-    const sql = `SELECT ${OBJECT_COLUMNS}, o.lon AS lon, o.lat AS lat FROM objects o WHERE ${where()} AND ${boxesSql(boxes, params)} ORDER BY o.id`;
+    const sql = `SELECT ${listColumns(query.fields)}, o.lon AS lon, o.lat AS lat FROM objects o WHERE ${where()} AND ${boxesSql(boxes, params)} ORDER BY o.id`;
     return { sql, params, plan: 'ordered' };
   }
 
@@ -328,7 +365,8 @@ export class SqliteObjectStore implements ObjectStore {
     const planned = this.listPlan(realm, query);
     if (planned === null) return emptyPage();
     const statement = this.statement<PlacedRow>(planned.sql);
-    if (query.shape === undefined) return toPage(statement.all(...planned.params), query.limit, objectFromRow, rowId);
+    const convert = projector(query.fields);
+    if (query.shape === undefined) return toPage(statement.all(...planned.params), query.limit, convert, rowId);
 
     // The exact test decides; rows come in id order, so the page is full after limit + 1 hits.
     const inside = compileShape(query.shape);
@@ -338,7 +376,7 @@ export class SqliteObjectStore implements ObjectStore {
       hits.push(row);
       if (hits.length > query.limit) break;
     }
-    return toPage(hits, query.limit, objectFromRow, rowId);
+    return toPage(hits, query.limit, convert, rowId);
   }
 
   delete(realm: string, id: string, now: string): Promise<ObjectChange | null> {
@@ -353,12 +391,15 @@ export class SqliteObjectStore implements ObjectStore {
       if (query.words.length === 0) return [];
       const key = this.realmKey(realm);
       if (key === null) return [];
-      // bm25 is lower for better matches; id and label words weigh twice as much as data words.
+      // FTS5 ranks (rank = bm25(2.0, 1.0), set by the schema: lower is better, id and
+      // label words weigh twice as much as data words) and keeps the best `limit` before
+      // any object row is read; equal ranks then follow id order.
       const rows = this.statement<SearchRow>(
-        `SELECT ${OBJECT_COLUMNS}, bm25(object_fts, 2.0, 1.0) AS bm25
-         FROM object_fts CROSS JOIN objects o ON o.rowid = object_fts.rowid
-         WHERE object_fts MATCH ? AND o.realm = ? ORDER BY bm25, o.id LIMIT ?`,
-      ).all(searchMatch(key, query.words), realm, query.limit);
+        `SELECT ${OBJECT_COLUMNS}, f.rank AS bm25
+         FROM (SELECT rowid, rank FROM object_fts WHERE object_fts MATCH ? ORDER BY rank LIMIT ?) AS f
+         CROSS JOIN objects o ON o.rowid = f.rowid
+         WHERE o.realm = ? ORDER BY f.rank, o.id`,
+      ).all(searchMatch(key, query.words), query.limit, realm);
       // Reported as higher-is-better; + 0 turns a -0 into 0.
       return rows.map((row) => ({ object: objectFromRow(row), score: -row.bm25 + 0 }));
     });

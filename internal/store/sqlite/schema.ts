@@ -13,9 +13,16 @@
  *   key of the spatial index and the prefix of the realm's search tokens.
  * - `object_rtree`: an R*Tree over current object locations, rowid = objects.rowid, in
  *   three dimensions (realm key, longitude, latitude) so that one realm's query never
- *   visits another realm's nodes. Kept in sync by triggers on `objects`, so every write
- *   (upsert, delete, realm delete) maintains it in its own transaction. R*Tree boxes are
- *   float32, rounded outward: a candidate is only a candidate, the exact test decides.
+ *   visits another realm's nodes. An entry is not the point itself but the cell of a
+ *   2⁻¹⁰° grid (about 110 m × 110 m at the equator) that holds it: floor(x · 1024) / 1024
+ *   is exact in binary floating point, so the cell always holds the point, and a location
+ *   update within the same cell (most updates of a moving object) leaves the R*Tree
+ *   alone. Its realm extent is [key, key + 0.5]: with a zero extent every volume would
+ *   be zero and the R*Tree could not choose subtrees (it degenerates). Written by the
+ *   object store in the write's transaction (object-store.ts: cheaper than a trigger);
+ *   entries of deleted objects go with them by the trigger `objects_index_delete`, so
+ *   object and realm deletes keep it in sync too. R*Tree boxes are float32, rounded
+ *   outward: an entry is only a candidate, the exact test on objects.lon/lat decides.
  * - `object_fts`: FTS5, contentless with delete support, over the search words of each
  *   object (domain/search.ts objectSearchWords), each word prefixed by `<realm key>x` so
  *   that a prefix query only reaches its realm's terms. Column `names` holds the words
@@ -26,6 +33,7 @@
 import type { Database } from 'better-sqlite3';
 import { objectFromRow, type ObjectRow } from './rows.js';
 import { searchColumns } from './search-index.js';
+import { cellBox, type CellBox } from './spatial-index.js';
 
 type Migration = string | ((db: Database) => void);
 
@@ -82,47 +90,35 @@ const MIGRATIONS: readonly Migration[] = [
     );
     CREATE VIRTUAL TABLE object_rtree USING rtree(id, realm_lo, realm_hi, min_lon, max_lon, min_lat, max_lat);
     CREATE VIRTUAL TABLE object_fts USING fts5(names, terms, tokenize = 'ascii', content = '', contentless_delete = 1);
+    INSERT INTO object_fts (object_fts, rank) VALUES ('rank', 'bm25(2.0, 1.0)');
 
-    CREATE TRIGGER objects_rtree_insert AFTER INSERT ON objects WHEN new.lon IS NOT NULL BEGIN
-      INSERT INTO object_rtree
-        SELECT new.rowid, k.key, k.key, new.lon, new.lon, new.lat, new.lat FROM realm_keys k WHERE k.realm = new.realm;
-    END;
-    CREATE TRIGGER objects_rtree_update AFTER UPDATE OF lon, lat ON objects
-      WHEN new.lon IS NOT NULL AND (old.lon IS NOT new.lon OR old.lat IS NOT new.lat) BEGIN
-      INSERT OR REPLACE INTO object_rtree
-        SELECT new.rowid, k.key, k.key, new.lon, new.lon, new.lat, new.lat FROM realm_keys k WHERE k.realm = new.realm;
-    END;
-    CREATE TRIGGER objects_rtree_clear AFTER UPDATE OF lon, lat ON objects
-      WHEN new.lon IS NULL AND old.lon IS NOT NULL BEGIN
-      DELETE FROM object_rtree WHERE id = old.rowid;
-    END;
     CREATE TRIGGER objects_index_delete AFTER DELETE ON objects BEGIN
       DELETE FROM object_rtree WHERE id = old.rowid;
       DELETE FROM object_fts WHERE rowid = old.rowid;
     END;
 
     INSERT INTO realm_keys (realm) SELECT DISTINCT realm FROM objects ORDER BY realm;
-    INSERT INTO object_rtree
-      SELECT o.rowid, k.key, k.key, o.lon, o.lon, o.lat, o.lat
-      FROM objects o JOIN realm_keys k ON k.realm = o.realm WHERE o.lon IS NOT NULL;
     `);
-    // The search words come from the one tokenizer in domain/search.ts.
+    // Index the objects the file holds: cells as the object store computes them, search
+    // words from the one tokenizer in domain/search.ts.
     const keys = new Map(
       db
         .prepare<[], { key: number; realm: string }>('SELECT key, realm FROM realm_keys')
         .all()
         .map((row) => [row.realm, row.key]),
     );
-    const insert = db.prepare<[number, string, string]>('INSERT INTO object_fts (rowid, names, terms) VALUES (?, ?, ?)');
-    const chunk = db.prepare<[number], ObjectRow & { realm: string }>(
-      'SELECT rowid, realm, id, label, location, seen, data FROM objects WHERE rowid > ? ORDER BY rowid LIMIT 10000',
+    const insertText = db.prepare<[number, string, string]>('INSERT INTO object_fts (rowid, names, terms) VALUES (?, ?, ?)');
+    const insertCell = db.prepare<[number, ...CellBox]>('INSERT INTO object_rtree VALUES (?, ?, ?, ?, ?, ?, ?)');
+    const chunk = db.prepare<[number], ObjectRow & { realm: string; lon: number | null; lat: number | null }>(
+      'SELECT rowid, realm, id, label, location, seen, data, lon, lat FROM objects WHERE rowid > ? ORDER BY rowid LIMIT 10000',
     );
     for (let rows = chunk.all(0); rows.length > 0; rows = chunk.all(rows[rows.length - 1]?.rowid ?? 0)) {
       for (const row of rows) {
         const key = keys.get(row.realm);
         if (key === undefined) throw new Error('sqlite store: migration found a realm without key');
         const [names, terms] = searchColumns(key, objectFromRow(row));
-        insert.run(row.rowid, names, terms);
+        insertText.run(row.rowid, names, terms);
+        if (row.lon !== null && row.lat !== null) insertCell.run(row.rowid, ...cellBox(key, row.lon, row.lat));
       }
     }
   },

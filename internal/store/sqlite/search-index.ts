@@ -21,13 +21,40 @@ function prefixed(key: number, words: readonly string[]): string {
 }
 
 /**
+ * Words of one data value, as objectSearchWords finds them in an object holding only that
+ * value. Data values repeat across objects (kinds, drivers, states, small numbers), so the
+ * words of short values are remembered (bulk ingest spends much of its JavaScript time in
+ * Unicode normalisation otherwise).
+ */
+const valueWordsCache = new Map<string | number | boolean, string[]>();
+const VALUE_CACHE_SIZE = 8192;
+const CACHED_TEXT_LENGTH = 64;
+
+function valueWords(value: string | number | boolean): string[] {
+  let words = valueWordsCache.get(value);
+  if (words === undefined) {
+    words = objectSearchWords({ id: '', label: null, location: null, data: { value }, seen: null });
+    if (typeof value !== 'string' || value.length <= CACHED_TEXT_LENGTH) {
+      if (valueWordsCache.size >= VALUE_CACHE_SIZE) valueWordsCache.clear();
+      valueWordsCache.set(value, words);
+    }
+  }
+  return words;
+}
+
+/**
  * The two indexed columns: `names` (words of id and label, ranked higher) and `terms`
- * (words of the string and number data values). Together they are objectSearchWords(obj).
+ * (words of the data values). Together they are objectSearchWords(obj): the words of the
+ * id, the label and each data value (objectSearchWords of an object with an empty id,
+ * no label and one data value gives that value's words).
  */
 export function searchColumns(key: number, obj: TrackedObject): [names: string, terms: string] {
   const names = searchWords(obj.id);
   if (obj.label !== null) names.push(...searchWords(obj.label));
-  const terms = objectSearchWords({ id: '', label: null, location: null, data: obj.data, seen: null });
+  const terms: string[] = [];
+  for (const value of Object.values(obj.data)) {
+    for (const word of valueWords(value)) terms.push(word);
+  }
   return [prefixed(key, names), prefixed(key, terms)];
 }
 

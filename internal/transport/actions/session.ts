@@ -46,6 +46,8 @@ export interface SessionLimits {
   idleTimeoutMs: number;
   sendBufferBytes: number;
   slowConsumerMs: number;
+  /** How often a quiet connection re-checks its token, so that a revoked one stops receiving events. */
+  tokenRecheckMs: number;
 }
 
 export interface SessionDeps {
@@ -84,6 +86,8 @@ export class Session implements EventSink {
   private readonly inbox: Inbound[] = [];
   private pumping: Promise<void> | null = null;
   private paused = false;
+  /** Shutting down: no new message is taken. */
+  private stopping = false;
   /** Events that arrive while a message is being answered wait here: a reply precedes the events it causes. */
   private held: LocusEvent[] | null = null;
   private droppedSinceNotice = 0;
@@ -92,6 +96,7 @@ export class Session implements EventSink {
   private slowTimer: NodeJS.Timeout | null = null;
   private handshakeTimer: NodeJS.Timeout | null;
   private idleTimer: NodeJS.Timeout | null = null;
+  private recheckTimer: NodeJS.Timeout | null = null;
   private readonly done: Promise<void>;
   private markDone: () => void = () => undefined;
 
@@ -159,6 +164,7 @@ export class Session implements EventSink {
   /** Server shutdown: lets the message being answered finish, then closes with `unavailable`. */
   async shutdown(): Promise<void> {
     if (this.state === 'closed') return;
+    this.stopping = true;
     this.inbox.length = 0;
     if (this.pumping !== null) await this.pumping;
     this.abort(new LocusError('unavailable', 'the server is shutting down'));
@@ -167,8 +173,8 @@ export class Session implements EventSink {
 
   deliver(_realm: string, events: readonly LocusEvent[]): void {
     if (this.state !== 'open') return;
-    if (this.held !== null) this.held.push(...events);
-    else this.writeEvents(events);
+    if (this.held === null) this.writeEvents(events);
+    else for (const event of events) this.held.push(event);
   }
 
   realmDeleted(realm: string, ids: readonly string[]): void {
@@ -178,7 +184,7 @@ export class Session implements EventSink {
   }
 
   private enqueue(item: Inbound): void {
-    if (this.state !== 'handshake' && this.state !== 'open') return;
+    if (this.stopping || (this.state !== 'handshake' && this.state !== 'open')) return;
     this.touch();
     this.inbox.push(item);
     if (this.inbox.length >= maxInbox && !this.paused) {
@@ -239,6 +245,11 @@ export class Session implements EventSink {
         this.abort(new LocusError('timeout', `nothing received for ${seconds} s; send sys/pin to keep a quiet connection open`)),
       );
     }
+    this.recheckTimer = setInterval(() => {
+      // A message under way checks the token itself.
+      if (this.pumping === null && this.state === 'open') void this.principal();
+    }, this.deps.limits.tokenRecheckMs);
+    this.recheckTimer.unref();
     this.wire.send(encodeAuthSuccess(this.deps.build));
   }
 
@@ -276,7 +287,10 @@ export class Session implements EventSink {
     }
   }
 
-  /** The token again, for every message: a revoked token (or a deleted realm) ends the connection. */
+  /**
+   * The token again, at every message and every `tokenRecheckMs`: a revoked token (or a
+   * deleted realm) ends the connection, so it stops receiving events too.
+   */
   private async principal(): Promise<Principal | null> {
     try {
       return await this.deps.access.authenticate(this.secret);
@@ -361,6 +375,8 @@ export class Session implements EventSink {
     this.clearHandshakeTimer();
     if (this.idleTimer !== null) clearTimeout(this.idleTimer);
     if (this.slowTimer !== null) clearTimeout(this.slowTimer);
+    if (this.recheckTimer !== null) clearInterval(this.recheckTimer);
+    this.recheckTimer = null;
     this.idleTimer = null;
     this.slowTimer = null;
     this.deps.subscriptions.remove(this);
