@@ -111,7 +111,7 @@ export class ObjectService {
     rejectUnknownParams(params, searchParams);
     const words = parseSearchQuery(params.q);
     const limit = parseSearchLimit(params.limit, this.limits.maxPage);
-    const hits = await this.store.objects.search(realm.id, { words, limit });
+    const hits = await this.store.objects.search(realm.id, { words, limit, fields: null });
     const nowMs = this.clock();
     return {
       entries: hits.map((hit) => ({

@@ -406,6 +406,12 @@ export function queryContract(withStore: WithStore): void {
         assert.equal(hits[hits.length - 1]?.object.id, 'r2');
         assert.deepEqual(await search(store, ['tractor'], 1), [hits[0]?.object.id]);
         assert.deepEqual(hits[0]?.object.data, {});
+        // A projection, as for lists.
+        const projected = await store.objects.search('s', { words: ['harv'], limit: 10, fields: ['note', 'x'] });
+        assert.deepEqual(
+          projected.map((h) => h.object),
+          [{ id: 'r2', label: 'Harvester', location: null, data: { note: 'pulled by a tractor, not a tractor itself' }, seen: null }],
+        );
       }));
 
     void it('follows updates and deletes', () =>

@@ -52,6 +52,8 @@ export interface SearchQuery {
   words: string[];
   /** 1..10000 */
   limit: number;
+  /** Projection, as in ObjectListQuery. */
+  fields?: string[] | null;
 }
 
 export interface SearchHit {

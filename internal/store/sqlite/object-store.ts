@@ -71,14 +71,12 @@ function projector(fields: string[] | null | undefined): (row: ObjectRow) => Tra
   };
 }
 
-interface PlacedRow extends ObjectRow {
-  lon: number | null;
-  lat: number | null;
-}
-
 interface SearchRow extends ObjectRow {
   bm25: number;
 }
+
+/** A raw candidate row of a shape query: lon, lat, then the list columns. */
+type CandidateRow = [number, number, number, string, string | null, string | null, string | null, string];
 
 type ObjectValues = [
   label: string | null,
@@ -140,6 +138,7 @@ export class SqliteObjectStore implements ObjectStore {
   private readonly upsertTx: (realm: string, patches: readonly ObjectPatch[], now: string) => ObjectChange[];
   private readonly deleteTx: (realm: string, id: string, now: string) => ObjectChange | null;
   private readonly pruneChunkTx: (realm: string, after: string, before: string) => { last: string | null; deleted: number };
+  private readonly listTx: (realm: string, query: ObjectListQuery) => Page<TrackedObject>;
 
   constructor(
     private readonly db: Database,
@@ -257,6 +256,8 @@ export class SqliteObjectStore implements ObjectStore {
       return change;
     });
 
+    this.listTx = db.transaction((realm: string, query: ObjectListQuery) => this.listNow(realm, query));
+
     // Retention walks the realm's history object by object (a seek per object on the
     // (realm, object_id, time) key), a chunk of objects per transaction.
     const nextHistoryObject = db.prepare<[string, string], { object_id: string }>(
@@ -306,7 +307,8 @@ export class SqliteObjectStore implements ObjectStore {
   }
 
   list(realm: string, query: ObjectListQuery): Promise<Page<TrackedObject>> {
-    return settle(() => this.listNow(realm, query));
+    // One read transaction: a shape query reads candidates, then the hits' rows.
+    return settle(() => this.listTx(realm, query));
   }
 
   /** The SQL (with its parameters) and plan of a list query; exposed for EXPLAIN QUERY PLAN tests. */
@@ -353,30 +355,34 @@ export class SqliteObjectStore implements ObjectStore {
         boxes.length === 1
           ? `(${rtreeBoxSql(key, boxes[0] as BBox, params)})`
           : `(${boxes.map((box) => rtreeBoxSql(key, box, params)).join(' UNION ')})`;
-      const sql = `SELECT ${listColumns(query.fields)}, o.lon AS lon, o.lat AS lat FROM ${source} AS c CROSS JOIN objects o ON o.rowid = c.id WHERE ${where()} ORDER BY o.id`;
+      const sql = `SELECT o.lon, o.lat, ${listColumns(query.fields)} FROM ${source} AS c CROSS JOIN objects o ON o.rowid = c.id WHERE ${where()} ORDER BY o.id`;
       return { sql, params, plan: 'spatial' };
     }
     // Ordered plan: the (realm, id) index drives; lon/lat prefiltered by the boxes.
-    const sql = `SELECT ${listColumns(query.fields)}, o.lon AS lon, o.lat AS lat FROM objects o WHERE ${where()} AND ${boxesSql(boxes, params)} ORDER BY o.id`;
+    const sql = `SELECT o.lon, o.lat, ${listColumns(query.fields)} FROM objects o WHERE ${where()} AND ${boxesSql(boxes, params)} ORDER BY o.id`;
     return { sql, params, plan: 'ordered' };
   }
 
   private listNow(realm: string, query: ObjectListQuery): Page<TrackedObject> {
     const planned = this.listPlan(realm, query);
     if (planned === null) return emptyPage();
-    const statement = this.statement<PlacedRow>(planned.sql);
     const convert = projector(query.fields);
-    if (query.shape === undefined) return toPage(statement.all(...planned.params), query.limit, convert, rowId);
-
-    // The exact test decides; rows come in id order, so the page is full after limit + 1 hits.
-    const inside = compileShape(query.shape);
-    const hits: PlacedRow[] = [];
-    for (const row of statement.iterate(...planned.params)) {
-      if (row.lon === null || row.lat === null || !inside(row.lon, row.lat)) continue;
-      hits.push(row);
-      if (hits.length > query.limit) break;
+    if (query.shape === undefined) {
+      return toPage(this.statement<ObjectRow>(planned.sql).all(...planned.params), query.limit, convert, rowId);
     }
-    return toPage(hits, query.limit, convert, rowId);
+
+    // Candidates come in id order as arrays [lon, lat, rowid, id, label, location, seen,
+    // data] (raw rows: cheap to hand to JavaScript); the exact test decides, and the page
+    // is full after limit + 1 hits.
+    const inside = compileShape(query.shape);
+    const rows: ObjectRow[] = [];
+    const candidates = this.statement<unknown>(planned.sql).raw(true) as unknown as Statement<unknown[], CandidateRow>;
+    for (const [lon, lat, rowid, id, label, location, seen, data] of candidates.iterate(...planned.params)) {
+      if (!inside(lon, lat)) continue;
+      rows.push({ rowid, id, label, location, seen, data });
+      if (rows.length > query.limit) break;
+    }
+    return toPage(rows, query.limit, convert, rowId);
   }
 
   delete(realm: string, id: string, now: string): Promise<ObjectChange | null> {
@@ -395,13 +401,14 @@ export class SqliteObjectStore implements ObjectStore {
       // label words weigh twice as much as data words) and keeps the best `limit` before
       // any object row is read; equal ranks then follow id order.
       const rows = this.statement<SearchRow>(
-        `SELECT ${OBJECT_COLUMNS}, f.rank AS bm25
+        `SELECT ${listColumns(query.fields)}, f.rank AS bm25
          FROM (SELECT rowid, rank FROM object_fts WHERE object_fts MATCH ? ORDER BY rank LIMIT ?) AS f
          CROSS JOIN objects o ON o.rowid = f.rowid
          WHERE o.realm = ? ORDER BY f.rank, o.id`,
       ).all(searchMatch(key, query.words), query.limit, realm);
       // Reported as higher-is-better; + 0 turns a -0 into 0.
-      return rows.map((row) => ({ object: objectFromRow(row), score: -row.bm25 + 0 }));
+      const convert = projector(query.fields);
+      return rows.map((row) => ({ object: convert(row), score: -row.bm25 + 0 }));
     });
   }
 
