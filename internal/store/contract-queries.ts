@@ -171,7 +171,7 @@ export function queryContract(withStore: WithStore): void {
           ],
           N0,
         );
-        const strip = (items: TrackedObject[]) =>
+        const strip = (items: TrackedObject[]): Omit<TrackedObject, 'location'>[] =>
           items.map((o) => {
             assert.equal(o.location, null);
             return { id: o.id, label: o.label, data: o.data, seen: o.seen };
@@ -520,6 +520,13 @@ export function queryContract(withStore: WithStore): void {
         await seed(store);
         await assert.rejects(
           store.objects.history('h', 'car', { limit: 2, order: 'asc', cursor: 'nope' }),
+          (err: unknown) => err instanceof LocusError && err.code === 'invalid_cursor',
+        );
+        // A list cursor is not a history cursor.
+        const listCursor = (await store.objects.list('h', { limit: 1 })).next;
+        assert.ok(listCursor !== null);
+        await assert.rejects(
+          store.objects.history('h', 'car', { limit: 2, order: 'asc', cursor: listCursor }),
           (err: unknown) => err instanceof LocusError && err.code === 'invalid_cursor',
         );
         await assert.rejects(

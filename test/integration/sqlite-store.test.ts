@@ -380,6 +380,43 @@ void describe('sqlite query engine', () => {
       assert.deepEqual([...indexState(path).keys.keys()], ['a']);
     }));
 
+  void it('deleting a realm purges its index entries one by one, or rebuilds the indexes when it holds most of them', () =>
+    withFile(async (store, path) => {
+      const seed = async (realm: string, n: number): Promise<void> => {
+        await store.realms.put(realm, SETTINGS, N0);
+        await store.objects.upsertMany(
+          realm,
+          Array.from({ length: n }, (_, i) => ({ id: `${realm}-${i}`, label: `Tractor ${realm}`, location: at(i / 100, i / 100), data: { n: i } })),
+          N0,
+        );
+      };
+      await seed('big', 40);
+      await seed('small', 3);
+      await seed('other', 5);
+      const found = async (realm: string): Promise<[number, number]> => [
+        (await store.objects.list(realm, { limit: 100, shape: { w: -1, n: 1, e: 1, s: -1 } })).items.length,
+        (await store.objects.search(realm, { words: ['trac'], limit: 100 })).length,
+      ];
+      // small: 3 of 48 entries, deleted one by one.
+      assert.equal(await store.realms.delete('small'), true);
+      assertIndexesInSync(path);
+      assert.deepEqual(await found('small'), [0, 0]);
+      assert.deepEqual(await found('big'), [40, 40]);
+      // big: 40 of 45 entries, the indexes are rebuilt with the other realm's 5.
+      assert.equal(await store.realms.delete('big'), true);
+      assertIndexesInSync(path);
+      assert.deepEqual(await found('big'), [0, 0]);
+      assert.deepEqual(await found('other'), [5, 5]);
+      // The store keeps working on the rebuilt indexes.
+      await store.objects.upsertMany('other', [{ id: 'late', label: 'Tractor late', location: at(0.5, 0.5) }], N1);
+      await store.objects.upsertMany('big', [{ id: 'again', label: 'Tractor again', location: at(0.5, 0.5) }], N1);
+      assert.deepEqual(await found('other'), [6, 6]);
+      assert.deepEqual(await found('big'), [1, 1]);
+      await store.objects.delete('other', 'late', N1);
+      assertIndexesInSync(path);
+      assert.deepEqual(await found('other'), [5, 5]);
+    }));
+
   void it('a failed batch leaves the indexes as they were', () =>
     withFile(async (store, path) => {
       await store.objects.upsertMany('acme', [{ id: 'a', label: 'Alpha', location: at(1, 1) }], N0);

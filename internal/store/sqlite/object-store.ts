@@ -24,13 +24,13 @@ import { invalid } from '../../errors.js';
 import { compareCodePoints } from '../../domain/filter.js';
 import { applyPatch, foldPatches } from '../../domain/object.js';
 import type { BBox, Location, ObjectChange, ObjectPatch, TrackedObject } from '../../domain/types.js';
-import { compileShape, shapeBounds } from '../../geo/contains.js';
+import { compileShape } from '../../geo/contains.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import type { HistoryQuery, ObjectListQuery, ObjectStore, Page, SearchHit, SearchQuery } from '../port.js';
 import { compileFilter } from './filter-sql.js';
 import { objectFromRow, type ObjectRow } from './rows.js';
 import { searchColumns, searchMatch, sameSearchText } from './search-index.js';
-import { cellBox, sameCell, type CellBox } from './spatial-index.js';
+import { cellBox, queryBoxes, sameCell, type CellBox } from './spatial-index.js';
 import { settle } from './sqlite-errors.js';
 
 const MAX_PAGE = 10_000;
@@ -105,6 +105,7 @@ export function toPage<R, T>(rows: R[], limit: number, convert: (row: R) => T, k
 }
 
 const rowId = (row: { id: string }): string => row.id;
+const NORMALISED_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const emptyPage = <T>(): Page<T> => ({ items: [], next: null });
 
 /** `o.lon`/`o.lat` inside one of the boxes (exact doubles: the boxes cover every accepted point). */
@@ -342,7 +343,7 @@ export class SqliteObjectStore implements ObjectStore {
 
     const key = this.realmKey(realm);
     if (key === null) return null;
-    const boxes = shapeBounds(query.shape);
+    const boxes = queryBoxes(query.shape);
     const countParams: (string | number)[] = [];
     const cap = Math.max(1, Math.floor(this.spatialCap(query.limit)));
     const countSql = `SELECT count(*) AS n FROM (${boxes.map((box) => rtreeBoxSql(key, box, countParams)).join(' UNION ALL ')} LIMIT ${cap})`;
@@ -418,6 +419,8 @@ export class SqliteObjectStore implements ObjectStore {
         throw invalid(`limit must be an integer from 1 to ${MAX_PAGE}`, 'invalid_query');
       }
       const cursor = query.cursor === undefined ? null : decodeCursor(query.cursor);
+      // A history cursor names the time of the last fix of its page.
+      if (cursor !== null && !NORMALISED_TIME.test(cursor)) throw invalid('cursor is not valid', 'invalid_cursor');
       const asc = query.order === 'asc';
       const terms = ['realm = ?', 'object_id = ?'];
       const params: (string | number)[] = [realm, id];

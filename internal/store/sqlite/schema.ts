@@ -20,8 +20,9 @@
  *   alone. Its realm extent is [key, key + 0.5]: with a zero extent every volume would
  *   be zero and the R*Tree could not choose subtrees (it degenerates). Written by the
  *   object store in the write's transaction (object-store.ts: cheaper than a trigger);
- *   entries of deleted objects go with them by the trigger `objects_index_delete`, so
- *   object and realm deletes keep it in sync too. R*Tree boxes are float32, rounded
+ *   entries of a deleted object go with it by the trigger `objects_index_delete`; a
+ *   realm delete purges the realm's entries first, in bulk (realm-purge.ts), and then
+ *   deletes its rows without the trigger (it only fires while the realm has a key). R*Tree boxes are float32, rounded
  *   outward: an entry is only a candidate, the exact test on objects.lon/lat decides.
  * - `object_fts`: FTS5, contentless with delete support, over the search words of each
  *   object (domain/search.ts objectSearchWords), each word prefixed by `<realm key>x` so
@@ -36,6 +37,10 @@ import { searchColumns } from './search-index.js';
 import { cellBox, type CellBox } from './spatial-index.js';
 
 type Migration = string | ((db: Database) => void);
+
+/** The R*Tree of object locations (also re-created by realm-purge.ts). */
+export const OBJECT_RTREE_DDL =
+  'CREATE VIRTUAL TABLE object_rtree USING rtree(id, realm_lo, realm_hi, min_lon, max_lon, min_lat, max_lat)';
 
 /** Migration n (0-based) brings the schema from version n to n + 1. */
 const MIGRATIONS: readonly Migration[] = [
@@ -88,11 +93,12 @@ const MIGRATIONS: readonly Migration[] = [
       key   INTEGER PRIMARY KEY AUTOINCREMENT,
       realm TEXT NOT NULL UNIQUE
     );
-    CREATE VIRTUAL TABLE object_rtree USING rtree(id, realm_lo, realm_hi, min_lon, max_lon, min_lat, max_lat);
+    ${OBJECT_RTREE_DDL};
     CREATE VIRTUAL TABLE object_fts USING fts5(names, terms, tokenize = 'ascii', content = '', contentless_delete = 1);
     INSERT INTO object_fts (object_fts, rank) VALUES ('rank', 'bm25(2.0, 1.0)');
 
-    CREATE TRIGGER objects_index_delete AFTER DELETE ON objects BEGIN
+    CREATE TRIGGER objects_index_delete AFTER DELETE ON objects
+      WHEN EXISTS (SELECT 1 FROM realm_keys WHERE realm = old.realm) BEGIN
       DELETE FROM object_rtree WHERE id = old.rowid;
       DELETE FROM object_fts WHERE rowid = old.rowid;
     END;

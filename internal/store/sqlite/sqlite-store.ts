@@ -14,6 +14,7 @@ import { applyAreaPatch } from '../../domain/area.js';
 import type { Area, AreaChange, AreaCreate, AreaPatch, Realm, RealmSettings, TokenRecord } from '../../domain/types.js';
 import type { AreaListQuery, AreaStore, Page, RealmStore, Store, TokenStore } from '../port.js';
 import { SqliteObjectStore, pageStart, toPage, type ObjectStoreOptions } from './object-store.js';
+import { purgeRealmIndexes } from './realm-purge.js';
 import { areaFromRow, realmFromRow, tokenFromRow, type AreaRow, type RealmRow, type TokenRow } from './rows.js';
 import { configure, migrate } from './schema.js';
 import { isUniqueViolation, settle } from './sqlite-errors.js';
@@ -33,12 +34,13 @@ class SqliteRealmStore implements RealmStore {
     this.selectAll = db.prepare<[], RealmRow>('SELECT id, settings, created FROM realms ORDER BY id');
     this.insert = db.prepare<[string, string, string]>('INSERT INTO realms (id, settings, created) VALUES (?, ?, ?)');
     this.updateSettings = db.prepare<[string, string]>('UPDATE realms SET settings = ? WHERE id = ?');
+    // Prepared when used: purgeRealmIndexes may re-create the R*Tree, and with it the
+    // statements that read it; these are re-prepared by SQLite as needed.
     const deleteRealmData = [
-      db.prepare<[string]>('DELETE FROM history WHERE realm = ?'),
-      db.prepare<[string]>('DELETE FROM objects WHERE realm = ?'),
-      db.prepare<[string]>('DELETE FROM areas WHERE realm = ?'),
-      db.prepare<[string]>('DELETE FROM tokens WHERE realm = ?'),
-      db.prepare<[string]>('DELETE FROM realm_keys WHERE realm = ?'),
+      'DELETE FROM history WHERE realm = ?',
+      'DELETE FROM objects WHERE realm = ?',
+      'DELETE FROM areas WHERE realm = ?',
+      'DELETE FROM tokens WHERE realm = ?',
     ];
     const deleteRealm = db.prepare<[string]>('DELETE FROM realms WHERE id = ?');
 
@@ -53,7 +55,9 @@ class SqliteRealmStore implements RealmStore {
       return { realm: { id, settings, created: existing.created }, created: false };
     });
     this.deleteTx = db.transaction((id: string) => {
-      for (const statement of deleteRealmData) statement.run(id);
+      // The realm's index entries first (in bulk), then its rows (the delete trigger then skips them).
+      purgeRealmIndexes(db, id);
+      for (const sql of deleteRealmData) db.prepare<[string]>(sql).run(id);
       return deleteRealm.run(id).changes > 0;
     });
   }
