@@ -11,13 +11,14 @@
  * A shape query is answered by one of two plans, both one SQL statement followed by the
  * exact test of internal/geo (compileShape) on the rows it yields, in id order, until
  * the page is full:
- * - spatial: R*Tree candidates in the shape's boxes (shapeBounds), joined to their rows,
- *   filtered (realm, id range, filter) and sorted by id. Best when the boxes hold few
- *   objects, which is every shape that is small next to the realm.
+ * - spatial: R*Tree candidates in the shape's boxes (queryBoxes: shapeBounds, a polygon's
+ *   box cut into slabs), joined to their rows, filtered (realm, id range, filter) and
+ *   sorted by id. Best when the boxes hold few objects, which is every shape that is
+ *   small next to the realm.
  * - ordered: the (realm, id) index in id order, rows whose lon/lat fall in a box, filtered.
  *   Best when the boxes hold a large share of the realm: the page fills after about
  *   limit / share rows, and nothing is sorted.
- * A capped count of R*Tree candidates picks the plan (see SPATIAL_CANDIDATE_CAP).
+ * A capped count of R*Tree candidates picks the plan (see spatialCandidateCap).
  */
 import type { Database, Statement } from 'better-sqlite3';
 import { invalid } from '../../errors.js';
@@ -37,9 +38,11 @@ const MAX_PAGE = 10_000;
 
 /**
  * The spatial plan is used while the shape's boxes hold fewer R*Tree candidates than
- * this (counted up to the cap). Its cost grows with the candidates (each is joined and
- * sorted); the ordered plan's with limit × realm size / candidates. Measured at a million
- * objects (docs/benchmarks.md), they cross around tens of thousands of candidates.
+ * this (counted up to the cap). Its cost grows with the candidates (each is joined,
+ * sorted and tested: a few µs each at a million objects); the ordered plan's with the
+ * rows it walks, about limit × (objects in the realm) / candidates. The two meet near
+ * √(limit × realm size) candidates, tens of thousands for a million-object realm; this
+ * fixed cap approximates that without counting the realm.
  */
 export function spatialCandidateCap(limit: number): number {
   return Math.max(5_000, 20 * (limit + 1));
