@@ -444,7 +444,10 @@ void describe('sqlite query engine', () => {
       await store.objects.upsertMany('r', patches, N);
       await store.objects.upsertMany('other', patches.slice(0, 100), N);
       const plan = (sql: string, params: unknown[]): string[] =>
-        inspect(path, (db) => db.prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`).all(...params).map((r) => r.detail));
+        inspect(path, (db) => {
+          db.function('locus_inside', { varargs: true }, () => 1); // the store's exact test, registered on its own connection
+          return db.prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`).all(...params).map((r) => r.detail);
+        });
       const index = 'SEARCH o USING INDEX sqlite_autoindex_objects_1 (realm=? AND id>?)';
 
       const explain = (query: Parameters<SqliteStore['objects']['listPlan']>[1]) => {

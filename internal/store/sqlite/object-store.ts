@@ -8,9 +8,9 @@
  * `object_fts` serves search. This file writes both inside the write's transaction (the
  * delete trigger removes the entries of deleted rows).
  *
- * A shape query is answered by one of two plans, both one SQL statement followed by the
- * exact test of internal/geo (compileShape) on the rows it yields, in id order, until
- * the page is full:
+ * A shape query is answered by one SQL statement in one of two plans; in both, the exact
+ * test of internal/geo (compileShape) runs inside the statement, as the SQL function
+ * locus_inside(lon, lat), so that only hits are filtered, sorted and read:
  * - spatial: R*Tree candidates in the shape's boxes (queryBoxes: shapeBounds, a polygon's
  *   box cut into slabs), joined to their rows, filtered (realm, id range, filter) and
  *   sorted by id. Best when the boxes hold few objects, which is every shape that is
@@ -25,7 +25,7 @@ import { invalid } from '../../errors.js';
 import { compareCodePoints } from '../../domain/filter.js';
 import { applyPatch, foldPatches } from '../../domain/object.js';
 import type { BBox, Location, ObjectChange, ObjectPatch, TrackedObject } from '../../domain/types.js';
-import { compileShape } from '../../geo/contains.js';
+import { compileShape, type PointTest } from '../../geo/contains.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import type { HistoryQuery, ObjectListQuery, ObjectStore, Page, SearchHit, SearchQuery } from '../port.js';
 import { compileFilter } from './filter-sql.js';
@@ -78,8 +78,9 @@ interface SearchRow extends ObjectRow {
   bm25: number;
 }
 
-/** A raw candidate row of a shape query: lon, lat, then the list columns. */
-type CandidateRow = [number, number, number, string, string | null, string | null, string | null, string];
+/** The SQL term of the exact test (a function registered by SqliteObjectStore). */
+const INSIDE = 'locus_inside(o.lon, o.lat)';
+const outside: PointTest = () => false;
 
 type ObjectValues = [
   label: string | null,
@@ -144,11 +145,18 @@ export class SqliteObjectStore implements ObjectStore {
   private readonly pruneChunkTx: (realm: string, after: string, before: string) => { last: string | null; deleted: number };
   private readonly listTx: (realm: string, query: ObjectListQuery) => Page<TrackedObject>;
 
+  /** The exact test of the shape query being answered (see listNow). */
+  private inside: PointTest = outside;
+
   constructor(
     private readonly db: Database,
     options: ObjectStoreOptions = {},
   ) {
     this.spatialCap = options.spatialCap ?? spatialCandidateCap;
+    // internal/geo decides "inside", called from SQL so that only hits are sorted and read.
+    db.function('locus_inside', { deterministic: false }, (lon: unknown, lat: unknown) =>
+      typeof lon === 'number' && typeof lat === 'number' && this.inside(lon, lat) ? 1 : 0,
+    );
     const columns = 'rowid, id, label, location, seen, data';
     this.selectOne = db.prepare(`SELECT ${columns} FROM objects WHERE realm = ? AND id = ?`);
     // The old rows of a whole batch in one statement (an index probe per id).
@@ -326,13 +334,15 @@ export class SqliteObjectStore implements ObjectStore {
     if (upper !== null && compareCodePoints(lower, upper) >= 0) return null;
 
     const params: (string | number)[] = [];
-    const where = (): string => {
+    const where = (exact?: string): string => {
       const terms = ['o.realm = ?', 'o.id > ?'];
       params.push(realm, lower);
       if (upper !== null) {
         terms.push('o.id < ?');
         params.push(upper);
       }
+      // The exact test before the filter: cheaper than JSON extraction.
+      if (exact !== undefined) terms.push(exact);
       terms.push(...filter.terms);
       params.push(...filter.params);
       return terms.join(' AND ');
@@ -359,34 +369,31 @@ export class SqliteObjectStore implements ObjectStore {
         boxes.length === 1
           ? `(${rtreeBoxSql(key, boxes[0] as BBox, params)})`
           : `(${boxes.map((box) => rtreeBoxSql(key, box, params)).join(' UNION ')})`;
-      const sql = `SELECT o.lon, o.lat, ${listColumns(query.fields)} FROM ${source} AS c CROSS JOIN objects o ON o.rowid = c.id WHERE ${where()} ORDER BY o.id`;
+      const sql = `SELECT ${listColumns(query.fields)} FROM ${source} AS c CROSS JOIN objects o ON o.rowid = c.id WHERE ${where(INSIDE)} ORDER BY o.id LIMIT ?`;
+      params.push(query.limit + 1);
       return { sql, params, plan: 'spatial' };
     }
     // Ordered plan: the (realm, id) index drives; lon/lat prefiltered by the boxes.
-    const sql = `SELECT o.lon, o.lat, ${listColumns(query.fields)} FROM objects o WHERE ${where()} AND ${boxesSql(boxes, params)} ORDER BY o.id`;
+    const boxTerm = boxesSql(boxes, params);
+    const sql = `SELECT ${listColumns(query.fields)} FROM objects o WHERE ${boxTerm} AND ${where(INSIDE)} ORDER BY o.id LIMIT ?`;
+    params.push(query.limit + 1);
     return { sql, params, plan: 'ordered' };
   }
 
   private listNow(realm: string, query: ObjectListQuery): Page<TrackedObject> {
     const planned = this.listPlan(realm, query);
     if (planned === null) return emptyPage();
+    const statement = this.statement<ObjectRow>(planned.sql);
     const convert = projector(query.fields);
-    if (query.shape === undefined) {
-      return toPage(this.statement<ObjectRow>(planned.sql).all(...planned.params), query.limit, convert, rowId);
+    if (query.shape === undefined) return toPage(statement.all(...planned.params), query.limit, convert, rowId);
+    // The statement calls locus_inside(lon, lat), this shape's exact test, on each
+    // candidate (better-sqlite3 is synchronous: no other query runs meanwhile).
+    this.inside = compileShape(query.shape);
+    try {
+      return toPage(statement.all(...planned.params), query.limit, convert, rowId);
+    } finally {
+      this.inside = outside;
     }
-
-    // Candidates come in id order as arrays [lon, lat, rowid, id, label, location, seen,
-    // data] (raw rows: cheap to hand to JavaScript); the exact test decides, and the page
-    // is full after limit + 1 hits.
-    const inside = compileShape(query.shape);
-    const rows: ObjectRow[] = [];
-    const candidates = this.statement<unknown>(planned.sql).raw(true) as unknown as Statement<unknown[], CandidateRow>;
-    for (const [lon, lat, rowid, id, label, location, seen, data] of candidates.iterate(...planned.params)) {
-      if (!inside(lon, lat)) continue;
-      rows.push({ rowid, id, label, location, seen, data });
-      if (rows.length > query.limit) break;
-    }
-    return toPage(rows, query.limit, convert, rowId);
   }
 
   delete(realm: string, id: string, now: string): Promise<ObjectChange | null> {
