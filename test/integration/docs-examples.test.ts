@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { adminToken, call, startHarness, type Harness } from '../support/harness.js';
+import { matchesJson } from '../support/json-match.js';
 
 const run = promisify(execFile);
 
@@ -17,7 +18,7 @@ interface Example {
   line: number;
 }
 
-export function extractExamples(markdown: string): Example[] {
+function extractExamples(markdown: string): Example[] {
   const examples: Example[] = [];
   const pattern = /```sh\n([\s\S]*?)```\n```json\n([\s\S]*?)```/g;
   for (const match of markdown.matchAll(pattern)) {
@@ -26,23 +27,6 @@ export function extractExamples(markdown: string): Example[] {
     examples.push({ command, expected: JSON.parse(expected) as unknown, line });
   }
   return examples;
-}
-
-/** Deep equality where the expected string "…" matches any value. */
-function matches(actual: unknown, expected: unknown): boolean {
-  if (expected === '…') return actual !== undefined;
-  if (Array.isArray(expected)) {
-    return Array.isArray(actual) && actual.length === expected.length && expected.every((e, i) => matches(actual[i], e));
-  }
-  if (typeof expected === 'object' && expected !== null) {
-    if (typeof actual !== 'object' || actual === null || Array.isArray(actual)) return false;
-    const keys = Object.keys(expected);
-    return (
-      keys.length === Object.keys(actual).length &&
-      keys.every((k) => matches((actual as Record<string, unknown>)[k], (expected as Record<string, unknown>)[k]))
-    );
-  }
-  return Object.is(actual, expected);
 }
 
 describe('docs/api.md examples', () => {
@@ -79,7 +63,7 @@ describe('docs/api.md examples', () => {
     it(`docs/api.md line ${example.line}: ${example.command.split('\n')[0]?.slice(0, 70)}`, async () => {
       const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', example.command], { env });
       const actual: unknown = JSON.parse(stdout);
-      assert.ok(matches(actual, example.expected), `got ${stdout}\nexpected ${JSON.stringify(example.expected)}`);
+      assert.ok(matchesJson(actual, example.expected), `got ${stdout}\nexpected ${JSON.stringify(example.expected)}`);
     });
   }
 });

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import { matchesJson } from '../support/json-match.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
 const run = promisify(execFile);
@@ -26,23 +27,6 @@ function extract(markdown: string): Example[] {
     else examples.push({ kind: 'sh', command: command ?? '', expected: JSON.parse(expected ?? 'null') as unknown, line });
   }
   return examples;
-}
-
-/** Deep equality where the expected string "…" matches any value. */
-function matches(actual: unknown, expected: unknown): boolean {
-  if (expected === '…') return actual !== undefined;
-  if (Array.isArray(expected)) {
-    return Array.isArray(actual) && actual.length === expected.length && expected.every((e, i) => matches(actual[i], e));
-  }
-  if (typeof expected === 'object' && expected !== null) {
-    if (typeof actual !== 'object' || actual === null || Array.isArray(actual)) return false;
-    const keys = Object.keys(expected);
-    return (
-      keys.length === Object.keys(actual).length &&
-      keys.every((k) => matches((actual as Record<string, unknown>)[k], (expected as Record<string, unknown>)[k]))
-    );
-  }
-  return Object.is(actual, expected);
 }
 
 /** A TCP connection read line by line. */
@@ -119,7 +103,7 @@ describe('docs/protocol.md examples', () => {
         const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', LOCUS: h.url, TOKEN: token };
         const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', example.command], { env });
         const actual: unknown = JSON.parse(stdout);
-        assert.ok(matches(actual, example.expected), `got ${stdout}`);
+        assert.ok(matchesJson(actual, example.expected), `got ${stdout}`);
         return;
       }
       for (const line of example.lines) {
@@ -128,7 +112,7 @@ describe('docs/protocol.md examples', () => {
           client.send(text);
         } else if (line.startsWith('← ')) {
           const received = await client.next();
-          assert.ok(matches(JSON.parse(received), JSON.parse(text)), `expected ${text}\n     got ${received}`);
+          assert.ok(matchesJson(JSON.parse(received), JSON.parse(text)), `expected ${text}\n     got ${received}`);
         } else {
           assert.fail(`a v1 example line must start with → or ←: ${line}`);
         }
