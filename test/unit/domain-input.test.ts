@@ -8,23 +8,12 @@ import { parseLocation } from '../../internal/domain/location.js';
 import { parseBulkBody, parseObjectBody } from '../../internal/domain/object-input.js';
 import { defaultRealmSettings, parseRealmSettings } from '../../internal/domain/realm-settings.js';
 import { normalizeTime } from '../../internal/domain/time.js';
+import { expectLocusError } from '../support/locus-error.js';
 
 const NOW = '2024-05-01T12:00:00.000Z';
 
-/** Asserts that fn throws a LocusError with `code` whose message matches `message`. */
 function rejects(fn: () => unknown, code: ErrorCode, message?: RegExp | string): LocusError {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (err) {
-    caught = err;
-  }
-  assert.ok(caught instanceof LocusError, `expected a LocusError, got ${String(caught)}`);
-  assert.equal(caught.code, code, `code of "${caught.message}"`);
-  if (typeof message === 'string') assert.equal(caught.message, message);
-  else if (message !== undefined) assert.match(caught.message, message);
-  assert.ok(caught.message.length < 400, `message too long: ${caught.message.length}`);
-  return caught;
+  return expectLocusError(fn, code, message);
 }
 
 describe('quote', () => {

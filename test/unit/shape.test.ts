@@ -2,22 +2,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { LocusError, type ErrorCode } from '../../internal/errors.js';
 import { MAX_RADIUS_M, parseShape, parseShapeParam } from '../../internal/domain/shape.js';
+import { expectLocusError } from '../support/locus-error.js';
 
 const MAX = 10_000;
 
 function rejects(fn: () => unknown, message?: RegExp | string, code: ErrorCode = 'invalid_shape'): LocusError {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (err) {
-    caught = err;
-  }
-  assert.ok(caught instanceof LocusError, `expected a LocusError, got ${String(caught)}`);
-  assert.equal(caught.code, code, `code of "${caught.message}"`);
+  const caught = expectLocusError(fn, code, message);
   assert.equal(caught.status, 400);
-  if (typeof message === 'string') assert.equal(caught.message, message);
-  else if (message !== undefined) assert.match(caught.message, message);
-  assert.ok(caught.message.length < 400, `message too long: ${caught.message.length}`);
   return caught;
 }
 
