@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'data/**', '.cache/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'data/**', '.cache/**', '.scratch/**'] },
   js.configs.recommended,
   {
     files: ['**/*.ts'],

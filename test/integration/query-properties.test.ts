@@ -3,7 +3,7 @@
  * the store's answer (every page, followed through its cursors) must equal a brute-force
  * oracle over the same objects, built from the one implementation of each rule
  * (matchesFilter, containsPoint, matchesSearch): the same ids in the same order (search:
- * the same set). Both shape plans of the SQLite store (R*Tree-driven and id-ordered) are
+ * the same set). Both shape plans of the SQLite store (spatial-index-driven and id-ordered) are
  * checked.
  *
  * The generators aim at the edges: points on a grid that shape vertices and edges also

@@ -110,7 +110,7 @@ void describe('sqlite store', () => {
     withFile(async (store, path) => {
       await store.ping();
       assert.equal(inspect(path, (db) => db.pragma('journal_mode', { simple: true })), 'wal');
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 2);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 3);
       assert.deepEqual(
         inspect(path, (db) =>
           db
@@ -119,7 +119,7 @@ void describe('sqlite store', () => {
             )
             .all(),
         ).map((row) => row.name),
-        ['areas', 'history', 'object_fts', 'object_rtree', 'objects', 'realm_keys', 'realms', 'sqlite_sequence', 'tokens'],
+        ['areas', 'history', 'object_fts', 'objects', 'realm_keys', 'realms', 'sqlite_sequence', 'tokens'],
       );
     }));
 
@@ -129,7 +129,7 @@ void describe('sqlite store', () => {
     const again = openSqliteStore(path);
     await again.ping();
     await again.close();
-    assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 2);
+    assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 3);
   });
 
   void it('refuses a database written by a newer schema version', () => {
@@ -270,8 +270,6 @@ const SCHEMA_V1 = `
 `;
 
 interface IndexState {
-  /** rowid → [lon, lat] of every R*Tree entry (float32 boxes: min and max). */
-  rtree: Map<number, [number, number, number, number, number]>;
   located: { rowid: number; realm: string; lon: number; lat: number }[];
   keys: Map<string, number>;
   ftsRows: number;
@@ -290,18 +288,9 @@ function inspectWritable<T>(path: string, read: (db: Database.Database) => T): T
 
 function indexState(path: string): IndexState {
   return inspectWritable(path, (db) => {
-    const rtree = new Map<number, [number, number, number, number, number]>();
-    for (const row of db
-      .prepare<[], { id: number; realm_lo: number; min_lon: number; max_lon: number; min_lat: number; max_lat: number }>(
-        'SELECT id, realm_lo, min_lon, max_lon, min_lat, max_lat FROM object_rtree',
-      )
-      .all()) {
-      rtree.set(row.id, [row.realm_lo, row.min_lon, row.max_lon, row.min_lat, row.max_lat]);
-    }
     // FTS5 checks its own structure.
     db.prepare("INSERT INTO object_fts (object_fts) VALUES ('integrity-check')").run();
     return {
-      rtree,
       located: db
         .prepare<[], { rowid: number; realm: string; lon: number; lat: number }>(
           'SELECT rowid, realm, lon, lat FROM objects WHERE lon IS NOT NULL ORDER BY rowid',
@@ -314,16 +303,20 @@ function indexState(path: string): IndexState {
   });
 }
 
-/** The R*Tree holds exactly one entry per located object, of its realm, covering its exact position. */
-function assertIndexesInSync(path: string): void {
+const WORLD = [{ minLon: -180, maxLon: 180, minLat: -90, maxLat: 90 }];
+
+/**
+ * The store's spatial index of each realm holds exactly its located objects at their
+ * exact positions (the grids of `realms` are those the store keeps current, when it holds
+ * them), and the FTS5 index one row per object.
+ */
+function assertIndexesInSync(store: SqliteStore, path: string, realms: readonly string[]): void {
   const state = indexState(path);
-  assert.equal(state.rtree.size, state.located.length, 'one R*Tree entry per located object');
-  for (const row of state.located) {
-    const entry = state.rtree.get(row.rowid);
-    assert.ok(entry !== undefined, `R*Tree entry of rowid ${row.rowid}`);
-    const [key, minLon, maxLon, minLat, maxLat] = entry;
-    assert.equal(key, state.keys.get(row.realm));
-    assert.ok(minLon <= row.lon && row.lon <= maxLon && minLat <= row.lat && row.lat <= maxLat, `box of rowid ${row.rowid}`);
+  for (const realm of realms) {
+    const held = new Map<number, [number, number]>();
+    store.objects.locations.grid(realm).visit(WORLD, (rowid, lon, lat) => void held.set(rowid, [lon, lat]));
+    const rows = new Map(state.located.filter((row) => row.realm === realm).map((row) => [row.rowid, [row.lon, row.lat]]));
+    assert.deepEqual(held, rows, `spatial index of realm ${realm}`);
   }
   assert.equal(state.ftsRows, state.objects, 'one FTS5 row per object');
 }
@@ -347,7 +340,7 @@ void describe('sqlite query engine', () => {
 
     const store = openSqliteStore(path);
     try {
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 2);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 3);
       const circle: Shape = { cx: 13.4, cy: 52.5, r: 100 };
       assert.deepEqual((await store.objects.list('acme', { limit: 10, shape: circle })).items.map((o) => o.id), ['truck']);
       assert.deepEqual((await store.objects.list('other', { limit: 10, shape: circle })).items.map((o) => o.id), ['truck']);
@@ -357,26 +350,31 @@ void describe('sqlite query engine', () => {
       // New writes in a migrated realm are indexed too.
       await store.objects.upsertMany('acme', [{ id: 'bike', label: 'Tractor bike', location: at(13.4, 52.5, T1) }], N1);
       assert.deepEqual((await store.objects.list('acme', { limit: 10, shape: circle })).items.map((o) => o.id), ['bike', 'truck']);
-      assertIndexesInSync(path);
+      assertIndexesInSync(store, path, ['acme', 'other']);
     } finally {
       await store.close();
     }
   });
 
-  void it('keeps the R*Tree and the FTS5 index in step with every write, delete and realm delete', () =>
+  void it('keeps the spatial index and the FTS5 index in step with every write, delete and realm delete', () =>
     withFile(async (store, path) => {
+      // Held from the start: every change below is applied to them, not rebuilt.
+      store.objects.locations.grid('a');
+      store.objects.locations.grid('b');
+      const sync = (): void => assertIndexesInSync(store, path, ['a', 'b']);
       await store.objects.upsertMany('a', [{ id: 'x', label: 'X' }, { id: 'y', location: at(1, 2) }], N0);
       await store.objects.upsertMany('b', [{ id: 'x', location: at(-179.99999, 89.99999) }], N0);
-      assertIndexesInSync(path);
+      sync();
       await store.objects.upsertMany('a', [{ id: 'x', location: at(3, 4) }, { id: 'y', location: at(0.1, 0.2, T1) }], N1);
       await store.objects.upsertMany('a', [{ id: 'y', location: at(9, 9, T0) }], N1); // older: stays at 0.1, 0.2
-      assertIndexesInSync(path);
+      await store.objects.upsertMany('a', [{ id: 'x', location: at(3.0001, 4.0001, T1) }], N1); // same cell, new position
+      sync();
       assert.deepEqual(indexState(path).located.find((r) => r.realm === 'a' && r.lon === 0.1)?.lat, 0.2);
       await store.objects.delete('a', 'x', N1);
-      assertIndexesInSync(path);
+      sync();
       await store.realms.put('b', SETTINGS, N1);
       await store.realms.delete('b');
-      assertIndexesInSync(path);
+      sync();
       assert.deepEqual([...indexState(path).keys.keys()], ['a']);
     }));
 
@@ -397,14 +395,15 @@ void describe('sqlite query engine', () => {
         (await store.objects.list(realm, { limit: 100, shape: { w: -1, n: 1, e: 1, s: -1 } })).items.length,
         (await store.objects.search(realm, { words: ['trac'], limit: 100 })).length,
       ];
+      const sync = (): void => assertIndexesInSync(store, path, ['big', 'small', 'other']);
       // small: 3 of 48 entries, deleted one by one.
       assert.equal(await store.realms.delete('small'), true);
-      assertIndexesInSync(path);
+      sync();
       assert.deepEqual(await found('small'), [0, 0]);
       assert.deepEqual(await found('big'), [40, 40]);
       // big: 40 of 45 entries, the indexes are rebuilt with the other realm's 5.
       assert.equal(await store.realms.delete('big'), true);
-      assertIndexesInSync(path);
+      sync();
       assert.deepEqual(await found('big'), [0, 0]);
       assert.deepEqual(await found('other'), [5, 5]);
       // The store keeps working on the rebuilt indexes.
@@ -413,7 +412,7 @@ void describe('sqlite query engine', () => {
       assert.deepEqual(await found('other'), [6, 6]);
       assert.deepEqual(await found('big'), [1, 1]);
       await store.objects.delete('other', 'late', N1);
-      assertIndexesInSync(path);
+      sync();
       assert.deepEqual(await found('other'), [5, 5]);
     }));
 
@@ -428,7 +427,7 @@ void describe('sqlite query engine', () => {
           N1,
         ),
       );
-      assertIndexesInSync(path);
+      assertIndexesInSync(store, path, ['acme']);
       assert.deepEqual((await store.objects.search('acme', { words: ['beta'], limit: 5 })).length, 0);
       assert.deepEqual((await store.objects.search('acme', { words: ['bravo'], limit: 5 })).length, 0);
       assert.deepEqual((await store.objects.list('acme', { limit: 5, shape: { cx: 5, cy: 5, r: 1000 } })).items, []);
@@ -465,20 +464,19 @@ void describe('sqlite query engine', () => {
       assert.deepEqual(explain({ limit: 10, filter: parseFilter('id<o9,id>o1', 10) }).details, [
         'SEARCH o USING INDEX sqlite_autoindex_objects_1 (realm=? AND id>? AND id<?)',
       ]);
-      // A small shape: the R*Tree drives, each candidate is found by rowid.
+      // A small shape: its hits (from the spatial index) drive, each row found by rowid.
       for (const shape of [{ cx: 0.5, cy: 0.3, r: 2000 }, { points: [[0.1, 0.1], [0.2, 0.1], [0.15, 0.2]] }] as Shape[]) {
         const { plan: kind, details } = explain({ limit: 10, shape, filter: parseFilter('k>5', 10) });
         assert.equal(kind, 'spatial');
-        assert.match(details[0] ?? '', /^SCAN object_rtree VIRTUAL TABLE INDEX 2:/);
+        assert.match(details[0] ?? '', /^SCAN c VIRTUAL TABLE INDEX/);
         assert.ok(details.includes('SEARCH o USING INTEGER PRIMARY KEY (rowid=?)'), details.join('\n'));
         assert.ok(!details.some((d) => /^SCAN (o|objects)\b/.test(d)), details.join('\n'));
       }
-      // Boxes across the antimeridian: a union of R*Tree searches.
+      // Boxes across the antimeridian: the hits of both boxes.
       {
         await store.objects.upsertMany('r', [{ id: 'east', location: at(179.5, 0) }, { id: 'west', location: at(-179.5, 0) }], N);
-        const { plan: kind, details } = explain({ limit: 10, shape: { w: 179, n: 1, e: -179, s: -1 } });
+        const { plan: kind } = explain({ limit: 10, shape: { w: 179, n: 1, e: -179, s: -1 } });
         assert.equal(kind, 'spatial');
-        assert.equal(details.filter((d) => d.startsWith('SCAN object_rtree VIRTUAL TABLE INDEX 2:')).length, 2, details.join('\n'));
         assert.deepEqual((await store.objects.list('r', { limit: 10, shape: { w: 179, n: 1, e: -179, s: -1 } })).items.map((o) => o.id), [
           'east',
           'west',

@@ -2,23 +2,22 @@
  * Objects in SQLite: writes (the batch path is the bulk-ingest hot path), lists with
  * filters and shapes pushed down to the indexes, full-text search and location history.
  *
- * Indexes (schema.ts, version 2): the (realm, id) unique index serves id order and
- * paging; the R*Tree `object_rtree` (realm key × lon × lat, an entry per located object:
- * the grid cell that holds it, spatial-index.ts) serves shapes; the FTS5 table
- * `object_fts` serves search. This file writes both inside the write's transaction (the
- * delete trigger removes the entries of deleted rows).
+ * Indexes: the (realm, id) unique index serves id order and paging; the FTS5 table
+ * `object_fts` (schema.ts) serves search, written inside the write's transaction (the
+ * delete trigger removes the entry of a deleted row); the spatial index is in memory
+ * (location-index.ts: a grid of current locations per realm), updated after each commit.
  *
- * A shape query is answered by one SQL statement in one of two plans; in both, the exact
- * test of internal/geo (compileShape) runs inside the statement, as the SQL function
- * locus_inside(lon, lat), so that only hits are filtered, sorted and read:
- * - spatial: R*Tree candidates in the shape's boxes (queryBoxes: shapeBounds, a polygon's
- *   box cut into slabs), joined to their rows, filtered (realm, id range, filter) and
- *   sorted by id. Best when the boxes hold few objects, which is every shape that is
- *   small next to the realm.
- * - ordered: the (realm, id) index in id order, rows whose lon/lat fall in a box, filtered.
- *   Best when the boxes hold a large share of the realm: the page fills after about
- *   limit / share rows, and nothing is sorted.
- * A capped count of R*Tree candidates picks the plan (see spatialCandidateCap).
+ * A shape query first finds its hits in the grid: the points in the cells of the
+ * shape's boxes (queryBoxes: shapeBounds, a polygon's box cut into slabs) that pass the
+ * exact test of internal/geo (compileShape). Then one SQL statement in one of two plans:
+ * - spatial: the hits' rows, by rowid, filtered (realm, id range, filter) and sorted by
+ *   id. Best when the shape holds few objects, which is every shape that is small next
+ *   to the realm.
+ * - ordered: the (realm, id) index in id order, rows whose lon/lat fall in a box and pass
+ *   the same exact test (run inside the statement as the SQL function locus_inside),
+ *   filtered. Best when the shape holds a large share of the realm: the page fills after
+ *   about limit / share rows, and nothing is sorted.
+ * The count of hits, capped, picks the plan (see spatialCandidateCap).
  */
 import type { Database, Statement } from 'better-sqlite3';
 import { invalid } from '../../errors.js';
@@ -31,18 +30,19 @@ import type { HistoryQuery, ObjectListQuery, ObjectStore, Page, SearchHit, Searc
 import { compileFilter } from './filter-sql.js';
 import { objectFromRow, type ObjectRow } from './rows.js';
 import { searchColumns, searchMatch, sameSearchText } from './search-index.js';
-import { cellBox, queryBoxes, sameCell, type CellBox } from './spatial-index.js';
+import { LocationIndex, type LocationMove } from './location-index.js';
+import { queryBoxes } from './query-boxes.js';
 import { settle } from './sqlite-errors.js';
 
 const MAX_PAGE = 10_000;
 
 /**
- * The spatial plan is used while the shape's boxes hold fewer R*Tree candidates than
- * this (counted up to the cap). Its cost grows with the candidates (each is joined,
- * sorted and tested: a few µs each at a million objects); the ordered plan's with the
- * rows it walks, about limit × (objects in the realm) / candidates. The two meet near
- * √(limit × realm size) candidates, tens of thousands for a million-object realm; this
- * fixed cap approximates that without counting the realm.
+ * The spatial plan is used while the shape holds fewer hits than this (counted up to the
+ * cap). Its cost grows with the hits (each row is read, filtered and sorted: a few µs
+ * each at a million objects); the ordered plan's with the rows it walks, about limit ×
+ * (objects in the realm) / hits. The two meet near √(limit × realm size) hits, tens of
+ * thousands for a million-object realm; this fixed cap approximates that without
+ * counting the realm.
  */
 export function spatialCandidateCap(limit: number): number {
   return Math.max(5_000, 20 * (limit + 1));
@@ -121,16 +121,10 @@ function boxesSql(boxes: readonly BBox[], params: (string | number)[]): string {
   return `(${parts.join(' OR ')})`;
 }
 
-/** R*Tree entries of realm `key` overlapping one box (float32 entries are rounded outward: a superset). */
-function rtreeBoxSql(key: number, box: BBox, params: (string | number)[]): string {
-  params.push(key, key, box.minLon, box.maxLon, box.minLat, box.maxLat);
-  return 'SELECT id FROM object_rtree WHERE realm_lo <= ? AND realm_hi >= ? AND max_lon >= ? AND min_lon <= ? AND max_lat >= ? AND min_lat <= ?';
-}
-
 export interface ObjectStoreOptions {
   /**
-   * The spatial plan serves a shape while its boxes hold fewer R*Tree candidates than
-   * this (default spatialCandidateCap). Tests set it to force either plan.
+   * The spatial plan serves a shape while it holds fewer hits than this (default
+   * spatialCandidateCap). Tests set it to force either plan.
    */
   spatialCap?: (limit: number) => number;
 }
@@ -140,8 +134,10 @@ export class SqliteObjectStore implements ObjectStore {
   private readonly spatialCap: (limit: number) => number;
   private readonly selectOne: Statement<[string, string], ObjectRow>;
   private readonly selectKey: Statement<[string], { key: number }>;
-  private readonly upsertTx: (realm: string, patches: readonly ObjectPatch[], now: string) => ObjectChange[];
-  private readonly deleteTx: (realm: string, id: string, now: string) => ObjectChange | null;
+  private readonly upsertTx: (realm: string, patches: readonly ObjectPatch[], now: string, moves: LocationMove[]) => ObjectChange[];
+  private readonly deleteTx: (realm: string, id: string, now: string) => { change: ObjectChange; rowid: number } | null;
+  /** The spatial index (in memory, per realm), kept current after each committed write. */
+  readonly locations: LocationIndex;
   private readonly pruneChunkTx: (realm: string, after: string, before: string) => { last: string | null; deleted: number };
   private readonly listTx: (realm: string, query: ObjectListQuery) => Page<TrackedObject>;
 
@@ -153,6 +149,7 @@ export class SqliteObjectStore implements ObjectStore {
     options: ObjectStoreOptions = {},
   ) {
     this.spatialCap = options.spatialCap ?? spatialCandidateCap;
+    this.locations = new LocationIndex(db);
     // internal/geo decides "inside", called from SQL so that only hits are sorted and read.
     db.function('locus_inside', { deterministic: false }, (lon: unknown, lat: unknown) =>
       typeof lon === 'number' && typeof lat === 'number' && this.inside(lon, lat) ? 1 : 0,
@@ -178,18 +175,14 @@ export class SqliteObjectStore implements ObjectStore {
       'INSERT OR REPLACE INTO history (realm, object_id, time, location) VALUES (?, ?, ?, ?)',
     );
     const insertText = db.prepare<[number | bigint, string, string]>('INSERT INTO object_fts (rowid, names, terms) VALUES (?, ?, ?)');
-    const insertCell = db.prepare<[number | bigint, ...CellBox]>('INSERT INTO object_rtree VALUES (?, ?, ?, ?, ?, ?, ?)');
-    const moveCell = db.prepare<[number, number, number, number, number]>(
-      'UPDATE object_rtree SET min_lon = ?, max_lon = ?, min_lat = ?, max_lat = ? WHERE id = ?',
-    );
     const replaceText = db.prepare<[number, string, string]>(
       'INSERT OR REPLACE INTO object_fts (rowid, names, terms) VALUES (?, ?, ?)',
     );
-    // The delete trigger removes the R*Tree entry and the FTS5 row.
+    // The delete trigger removes the FTS5 row.
     const deleteRow = db.prepare<[number]>('DELETE FROM objects WHERE rowid = ?');
     const deleteHistory = db.prepare<[string, string]>('DELETE FROM history WHERE realm = ? AND object_id = ?');
 
-    this.upsertTx = db.transaction((realm: string, patches: readonly ObjectPatch[], now: string) => {
+    this.upsertTx = db.transaction((realm: string, patches: readonly ObjectPatch[], now: string, moves: LocationMove[]) => {
       ensureKey.run(realm);
       const key = this.selectKey.get(realm)?.key;
       if (key === undefined) throw new Error('realm key missing after insert');
@@ -232,21 +225,13 @@ export class SqliteObjectStore implements ObjectStore {
           dataJson,
         ];
         if (row === undefined || old === null) {
-          const { lastInsertRowid } = insert.run(realm, folded.id, ...values);
-          if (location !== null) insertCell.run(lastInsertRowid, ...cellBox(key, location.longitude, location.latitude));
+          const rowid = Number(insert.run(realm, folded.id, ...values).lastInsertRowid);
+          if (location !== null) moves.push([rowid, location.longitude, location.latitude]);
           const [names, terms] = searchColumns(key, next);
-          insertText.run(lastInsertRowid, names, terms);
+          insertText.run(rowid, names, terms);
         } else {
           update.run(...values, row.rowid);
-          // The R*Tree entry is the location's grid cell: it changes only when the cell does.
-          if (location !== null && location !== old.location) {
-            const previous = old.location;
-            if (previous === null) insertCell.run(row.rowid, ...cellBox(key, location.longitude, location.latitude));
-            else if (!sameCell(previous.longitude, previous.latitude, location.longitude, location.latitude)) {
-              const box = cellBox(key, location.longitude, location.latitude);
-              moveCell.run(box[2], box[3], box[4], box[5], row.rowid);
-            }
-          }
+          if (location !== old.location) moves.push([row.rowid, location?.longitude ?? null, location?.latitude ?? null]);
           if (!sameSearchText(old, next)) {
             const [names, terms] = searchColumns(key, next);
             const [oldNames, oldTerms] = searchColumns(key, old);
@@ -265,7 +250,7 @@ export class SqliteObjectStore implements ObjectStore {
       deleteRow.run(row.rowid);
       deleteHistory.run(realm, id);
       const change: ObjectChange = { realm, id, old: objectFromRow(row), new: null, history: [], time: now };
-      return change;
+      return { change, rowid: row.rowid };
     });
 
     this.listTx = db.transaction((realm: string, query: ObjectListQuery) => this.listNow(realm, query));
@@ -308,7 +293,13 @@ export class SqliteObjectStore implements ObjectStore {
   }
 
   upsertMany(realm: string, patches: ObjectPatch[], now: string): Promise<ObjectChange[]> {
-    return settle(() => this.upsertTx(realm, patches, now));
+    return settle(() => {
+      const moves: LocationMove[] = [];
+      const changes = this.upsertTx(realm, patches, now, moves);
+      // Committed: the spatial index follows.
+      this.locations.apply(realm, moves);
+      return changes;
+    });
   }
 
   get(realm: string, id: string): Promise<TrackedObject | null> {
@@ -354,22 +345,21 @@ export class SqliteObjectStore implements ObjectStore {
       return { sql, params, plan: 'index' };
     }
 
-    const key = this.realmKey(realm);
-    if (key === null) return null;
+    // The hits in the shape (the exact test on the grid's locations), up to the cap.
     const boxes = queryBoxes(query.shape);
-    const countParams: (string | number)[] = [];
+    const inside = compileShape(query.shape);
     const cap = Math.max(1, Math.floor(this.spatialCap(query.limit)));
-    const countSql = `SELECT count(*) AS n FROM (${boxes.map((box) => rtreeBoxSql(key, box, countParams)).join(' UNION ALL ')} LIMIT ${cap})`;
-    const candidates = this.statement<{ n: number }>(countSql).get(...countParams)?.n ?? 0;
-    if (candidates === 0) return null;
+    const hits: number[] = [];
+    this.locations.grid(realm).visit(boxes, (rowid, lon, lat) => {
+      if (inside(lon, lat)) hits.push(rowid);
+      return hits.length >= cap;
+    });
+    if (hits.length === 0) return null;
 
-    if (candidates < cap) {
-      // Spatial plan: the R*Tree drives (CROSS JOIN keeps it the outer loop).
-      const source =
-        boxes.length === 1
-          ? `(${rtreeBoxSql(key, boxes[0] as BBox, params)})`
-          : `(${boxes.map((box) => rtreeBoxSql(key, box, params)).join(' UNION ')})`;
-      const sql = `SELECT ${listColumns(query.fields)} FROM ${source} AS c CROSS JOIN objects o ON o.rowid = c.id WHERE ${where(INSIDE)} ORDER BY o.id LIMIT ?`;
+    if (hits.length < cap) {
+      // Spatial plan: the hits drive (CROSS JOIN keeps them the outer loop).
+      params.push(JSON.stringify(hits));
+      const sql = `SELECT ${listColumns(query.fields)} FROM json_each(?) AS c CROSS JOIN objects o ON o.rowid = c.value WHERE ${where()} ORDER BY o.id LIMIT ?`;
       params.push(query.limit + 1);
       return { sql, params, plan: 'spatial' };
     }
@@ -397,7 +387,12 @@ export class SqliteObjectStore implements ObjectStore {
   }
 
   delete(realm: string, id: string, now: string): Promise<ObjectChange | null> {
-    return settle(() => this.deleteTx(realm, id, now));
+    return settle(() => {
+      const deleted = this.deleteTx(realm, id, now);
+      if (deleted === null) return null;
+      this.locations.apply(realm, [[deleted.rowid, null, null]]);
+      return deleted.change;
+    });
   }
 
   search(realm: string, query: SearchQuery): Promise<SearchHit[]> {

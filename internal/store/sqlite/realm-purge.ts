@@ -1,47 +1,24 @@
 /**
- * Deleting a realm's entries from the R*Tree and the FTS5 index, inside the realm delete
- * transaction, before its rows go.
+ * Deleting a realm's entries from the FTS5 index, inside the realm delete transaction,
+ * before its rows go.
  *
- * One entry at a time is slow for a large realm: an R*Tree delete condenses the tree
- * (about 20 µs each, measured: 21 s for a million entries), an FTS5 delete about 7 µs.
- * When the realm holds most of an index, rebuilding the index from the entries that
- * stay is cheaper: the R*Tree is re-created and refilled with the other realms' entries,
- * the FTS5 table emptied ('delete-all') and refilled with the other realms' words. The
+ * One entry at a time is slow for a large realm: an FTS5 delete costs about 7 µs. When
+ * the realm holds most of the index, rebuilding it from the entries that stay is
+ * cheaper: the FTS5 table is emptied ('delete-all') and refilled with the other realms' words. The
  * cheaper way is picked by counting. The realm's key is deleted last, so that the
  * delete trigger on `objects` (which only fires while the object's realm has a key)
  * leaves the already purged indexes alone.
  */
 import type { Database } from 'better-sqlite3';
 import { objectFromRow, type ObjectRow } from './rows.js';
-import { OBJECT_RTREE_DDL } from './schema.js';
 import { searchColumns } from './search-index.js';
 
 /** Relative cost of deleting one entry versus re-inserting one that stays (measured, rounded). */
-const RTREE_DELETE_VS_INSERT = 1.3;
 const FTS_DELETE_VS_INSERT = 0.6;
-
-type RtreeRow = [number, number, number, number, number, number, number];
 
 export function purgeRealmIndexes(db: Database, realm: string): void {
   const key = db.prepare<[string], { key: number }>('SELECT key FROM realm_keys WHERE realm = ?').get(realm)?.key;
   if (key === undefined) return;
-
-  // R*Tree: the realm's slice is [key, key + 0.5].
-  const inRealm = (db.prepare('SELECT count(*) FROM object_rtree WHERE realm_lo <= ? AND realm_hi >= ?').pluck().get(key, key) as number) ?? 0;
-  const total = (db.prepare('SELECT count(*) FROM object_rtree_rowid').pluck().get() as number) ?? 0;
-  if (inRealm > 0) {
-    if (inRealm * RTREE_DELETE_VS_INSERT > total - inRealm) {
-      const kept = db
-        .prepare('SELECT * FROM object_rtree WHERE realm_hi < ? OR realm_lo > ?')
-        .raw(true)
-        .all(key, key) as RtreeRow[];
-      db.exec(`DROP TABLE object_rtree; ${OBJECT_RTREE_DDL};`);
-      const insert = db.prepare('INSERT INTO object_rtree VALUES (?, ?, ?, ?, ?, ?, ?)');
-      for (const row of kept) insert.run(...row);
-    } else {
-      db.prepare('DELETE FROM object_rtree WHERE id IN (SELECT id FROM object_rtree WHERE realm_lo <= ? AND realm_hi >= ?)').run(key, key);
-    }
-  }
 
   // FTS5: every object has a row (rowid = objects.rowid).
   const realmRows = (db.prepare('SELECT count(*) FROM objects WHERE realm = ?').pluck().get(realm) as number) ?? 0;

@@ -9,38 +9,29 @@
  * and FTS5 indexes that key on it. JSON columns hold JSON text.
  *
  * Version 2 (the query engine) adds:
- * - `realm_keys`: a small integer per realm (never reused: AUTOINCREMENT), the partition
- *   key of the spatial index and the prefix of the realm's search tokens.
- * - `object_rtree`: an R*Tree over current object locations, rowid = objects.rowid, in
- *   three dimensions (realm key, longitude, latitude) so that one realm's query never
- *   visits another realm's nodes. An entry is not the point itself but the cell of a
- *   2⁻¹⁰° grid (about 110 m × 110 m at the equator) that holds it: floor(x · 1024) / 1024
- *   is exact in binary floating point, so the cell always holds the point, and a location
- *   update within the same cell (most updates of a moving object) leaves the R*Tree
- *   alone. Its realm extent is [key, key + 0.5]: with a zero extent every volume would
- *   be zero and the R*Tree could not choose subtrees (it degenerates). Written by the
- *   object store in the write's transaction (object-store.ts: cheaper than a trigger);
- *   entries of a deleted object go with it by the trigger `objects_index_delete`; a
- *   realm delete purges the realm's entries first, in bulk (realm-purge.ts), and then
- *   deletes its rows without the trigger (it only fires while the realm has a key). R*Tree boxes are float32, rounded
- *   outward: an entry is only a candidate, the exact test on objects.lon/lat decides.
+ * - `realm_keys`: a small integer per realm (never reused: AUTOINCREMENT), the prefix of
+ *   the realm's search tokens.
+ * - `object_rtree`, an R*Tree of object locations (dropped by version 3, created empty
+ *   here since version 3 follows).
  * - `object_fts`: FTS5, contentless with delete support, over the search words of each
  *   object (domain/search.ts objectSearchWords), each word prefixed by `<realm key>x` so
  *   that a prefix query only reaches its realm's terms. Column `names` holds the words
  *   of id and label (weighted higher in ranking), `terms` those of the data values. The words are
  *   computed in JavaScript by the one tokenizer and indexed with the `ascii` tokenizer,
- *   which splits them on the spaces that join them and changes nothing else.
+ *   which splits them on the spaces that join them and changes nothing else. The row
+ *   of a deleted object goes with it by the trigger `objects_index_delete`; a realm
+ *   delete purges the realm's rows first, in bulk (realm-purge.ts), and then deletes its
+ *   objects without the trigger (it only fires while the realm has a key).
+ *
+ * Version 3 drops the R*Tree: the spatial index is in memory, built from objects.lon/lat
+ * (location-index.ts). Keeping the R*Tree current cost about 19 µs per new object.
  */
 import type { Database } from 'better-sqlite3';
 import { objectFromRow, type ObjectRow } from './rows.js';
 import { searchColumns } from './search-index.js';
-import { cellBox, type CellBox } from './spatial-index.js';
 
 type Migration = string | ((db: Database) => void);
 
-/** The R*Tree of object locations (also re-created by realm-purge.ts). */
-export const OBJECT_RTREE_DDL =
-  'CREATE VIRTUAL TABLE object_rtree USING rtree(id, realm_lo, realm_hi, min_lon, max_lon, min_lat, max_lat)';
 
 /** Migration n (0-based) brings the schema from version n to n + 1. */
 const MIGRATIONS: readonly Migration[] = [
@@ -93,7 +84,7 @@ const MIGRATIONS: readonly Migration[] = [
       key   INTEGER PRIMARY KEY AUTOINCREMENT,
       realm TEXT NOT NULL UNIQUE
     );
-    ${OBJECT_RTREE_DDL};
+    CREATE VIRTUAL TABLE object_rtree USING rtree(id, realm_lo, realm_hi, min_lon, max_lon, min_lat, max_lat);
     CREATE VIRTUAL TABLE object_fts USING fts5(names, terms, tokenize = 'ascii', content = '', contentless_delete = 1);
     INSERT INTO object_fts (object_fts, rank) VALUES ('rank', 'bm25(2.0, 1.0)');
 
@@ -105,8 +96,7 @@ const MIGRATIONS: readonly Migration[] = [
 
     INSERT INTO realm_keys (realm) SELECT DISTINCT realm FROM objects ORDER BY realm;
     `);
-    // Index the objects the file holds: cells as the object store computes them, search
-    // words from the one tokenizer in domain/search.ts.
+    // Index the objects the file holds: search words from the one tokenizer in domain/search.ts.
     const keys = new Map(
       db
         .prepare<[], { key: number; realm: string }>('SELECT key, realm FROM realm_keys')
@@ -114,9 +104,8 @@ const MIGRATIONS: readonly Migration[] = [
         .map((row) => [row.realm, row.key]),
     );
     const insertText = db.prepare<[number, string, string]>('INSERT INTO object_fts (rowid, names, terms) VALUES (?, ?, ?)');
-    const insertCell = db.prepare<[number, ...CellBox]>('INSERT INTO object_rtree VALUES (?, ?, ?, ?, ?, ?, ?)');
-    const chunk = db.prepare<[number], ObjectRow & { realm: string; lon: number | null; lat: number | null }>(
-      'SELECT rowid, realm, id, label, location, seen, data, lon, lat FROM objects WHERE rowid > ? ORDER BY rowid LIMIT 10000',
+    const chunk = db.prepare<[number], ObjectRow & { realm: string }>(
+      'SELECT rowid, realm, id, label, location, seen, data FROM objects WHERE rowid > ? ORDER BY rowid LIMIT 10000',
     );
     for (let rows = chunk.all(0); rows.length > 0; rows = chunk.all(rows[rows.length - 1]?.rowid ?? 0)) {
       for (const row of rows) {
@@ -124,10 +113,17 @@ const MIGRATIONS: readonly Migration[] = [
         if (key === undefined) throw new Error('sqlite store: migration found a realm without key');
         const [names, terms] = searchColumns(key, objectFromRow(row));
         insertText.run(row.rowid, names, terms);
-        if (row.lon !== null && row.lat !== null) insertCell.run(row.rowid, ...cellBox(key, row.lon, row.lat));
       }
     }
   },
+  `
+  DROP TRIGGER objects_index_delete;
+  DROP TABLE object_rtree;
+  CREATE TRIGGER objects_index_delete AFTER DELETE ON objects
+    WHEN EXISTS (SELECT 1 FROM realm_keys WHERE realm = old.realm) BEGIN
+    DELETE FROM object_fts WHERE rowid = old.rowid;
+  END;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

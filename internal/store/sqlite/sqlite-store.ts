@@ -13,6 +13,7 @@ import { LocusError, notFound } from '../../errors.js';
 import { applyAreaPatch } from '../../domain/area.js';
 import type { Area, AreaChange, AreaCreate, AreaPatch, Realm, RealmSettings, TokenRecord } from '../../domain/types.js';
 import type { AreaListQuery, AreaStore, Page, RealmStore, Store, TokenStore } from '../port.js';
+import { Checkpointer } from './checkpointer.js';
 import { SqliteObjectStore, pageStart, toPage, type ObjectStoreOptions } from './object-store.js';
 import { purgeRealmIndexes } from './realm-purge.js';
 import { areaFromRow, realmFromRow, tokenFromRow, type AreaRow, type RealmRow, type TokenRow } from './rows.js';
@@ -29,19 +30,21 @@ class SqliteRealmStore implements RealmStore {
   private readonly putTx: (id: string, settings: RealmSettings, now: string) => { realm: Realm; created: boolean };
   private readonly deleteTx: (id: string) => boolean;
 
-  constructor(db: Db) {
+  /** `deleted` runs after a realm delete has committed. */
+  constructor(
+    db: Db,
+    private readonly deleted: (realm: string) => void,
+  ) {
     this.selectOne = db.prepare<[string], RealmRow>('SELECT id, settings, created FROM realms WHERE id = ?');
     this.selectAll = db.prepare<[], RealmRow>('SELECT id, settings, created FROM realms ORDER BY id');
     this.insert = db.prepare<[string, string, string]>('INSERT INTO realms (id, settings, created) VALUES (?, ?, ?)');
     this.updateSettings = db.prepare<[string, string]>('UPDATE realms SET settings = ? WHERE id = ?');
-    // Prepared when used: purgeRealmIndexes may re-create the R*Tree, and with it the
-    // statements that read it; these are re-prepared by SQLite as needed.
     const deleteRealmData = [
       'DELETE FROM history WHERE realm = ?',
       'DELETE FROM objects WHERE realm = ?',
       'DELETE FROM areas WHERE realm = ?',
       'DELETE FROM tokens WHERE realm = ?',
-    ];
+    ].map((sql) => db.prepare<[string]>(sql));
     const deleteRealm = db.prepare<[string]>('DELETE FROM realms WHERE id = ?');
 
     this.putTx = db.transaction((id: string, settings: RealmSettings, now: string) => {
@@ -57,7 +60,7 @@ class SqliteRealmStore implements RealmStore {
     this.deleteTx = db.transaction((id: string) => {
       // The realm's index entries first (in bulk), then its rows (the delete trigger then skips them).
       purgeRealmIndexes(db, id);
-      for (const sql of deleteRealmData) db.prepare<[string]>(sql).run(id);
+      for (const statement of deleteRealmData) statement.run(id);
       return deleteRealm.run(id).changes > 0;
     });
   }
@@ -78,7 +81,11 @@ class SqliteRealmStore implements RealmStore {
   }
 
   delete(id: string): Promise<boolean> {
-    return settle(() => this.deleteTx(id));
+    return settle(() => {
+      const existed = this.deleteTx(id);
+      this.deleted(id);
+      return existed;
+    });
   }
 }
 
@@ -205,6 +212,8 @@ export class SqliteStore implements Store {
   readonly areas: AreaStore;
   private readonly db: Db;
   private readonly pingStatement: Statement<[], unknown>;
+  /** WAL checkpoints on a worker thread (a file database only). */
+  private readonly checkpointer: Checkpointer | null;
 
   /** Opens (creating when missing) the database at `path`; `:memory:` for a private in-memory one. */
   constructor(path: string, options: ObjectStoreOptions = {}) {
@@ -212,11 +221,13 @@ export class SqliteStore implements Store {
     try {
       configure(db);
       migrate(db);
-      this.realms = new SqliteRealmStore(db);
+      const objects = new SqliteObjectStore(db, options);
+      this.objects = objects;
+      this.realms = new SqliteRealmStore(db, (realm) => objects.locations.forget(realm));
       this.tokens = new SqliteTokenStore(db);
-      this.objects = new SqliteObjectStore(db, options);
       this.areas = new SqliteAreaStore(db);
       this.pingStatement = db.prepare('SELECT 1');
+      this.checkpointer = db.memory ? null : new Checkpointer(db, path);
     } catch (err) {
       db.close();
       throw err;
@@ -232,7 +243,8 @@ export class SqliteStore implements Store {
   }
 
   /** Checkpoints the WAL into the main file and closes the database. Closing twice is a no-op. */
-  close(): Promise<void> {
+  async close(): Promise<void> {
+    await this.checkpointer?.stop();
     return settle(() => {
       if (!this.db.open) return;
       try {
