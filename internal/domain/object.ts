@@ -3,17 +3,23 @@ import type { ConnectionStatus, Data, DataPatch, FoldedPatch, Location, ObjectPa
 
 /**
  * Merges `patch` into `old` key by key; a key set to null is removed. Never mutates
- * its inputs. Built with Object.fromEntries so that a key such as `__proto__` stays
- * an ordinary own property.
+ * its inputs (it may return either of them: data is never mutated once built). A key
+ * such as `__proto__` stays an ordinary own property: spread copies it as one, and it
+ * is defined, never assigned.
  */
 export function mergeData(old: Data, patch: DataPatch | undefined): Data {
   if (patch === undefined) return old;
-  const merged = new Map<string, string | number | boolean>(Object.entries(old));
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === null) merged.delete(key);
-    else merged.set(key, value);
+  const keys = Object.keys(patch);
+  // A new object's data (the bulk-ingest case): the patch itself when it removes nothing.
+  if (Object.keys(old).length === 0 && keys.every((key) => patch[key] !== null)) return patch as Data;
+  const merged: Data = { ...old };
+  for (const key of keys) {
+    const value = patch[key];
+    if (value === null || value === undefined) delete merged[key];
+    else if (key === '__proto__') Object.defineProperty(merged, key, { value, writable: true, enumerable: true, configurable: true });
+    else merged[key] = value;
   }
-  return Object.fromEntries(merged);
+  return merged;
 }
 
 /** Merges two data patches (b after a), keeping nulls so that they still remove keys. */

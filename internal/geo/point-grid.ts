@@ -3,10 +3,11 @@
  * boxes that cover a shape. Pure (no I/O): the SQLite store keeps one per realm as its
  * spatial index (store/sqlite/location-index.ts), the candidate step before the exact test.
  *
- * The grid has CELLS_PER_DEGREE² cells per square degree (2⁻⁹°: about 217 m of latitude;
- * a 1 km circle covers about 150 cells). Cells are keyed by an integer (row × width +
- * column); only occupied cells exist. A box is read cell by cell, or, when it spans more
- * cells than are occupied (a continent-sized box), by walking the occupied cells.
+ * The grid has CELLS_PER_DEGREE² cells per square degree (2⁻⁸°: about 435 m of latitude;
+ * a 1 km circle covers about 40 cells). Cells are keyed by an integer (row × width +
+ * column); only occupied cells exist. Boxes are read row by row, each cell once, or, when
+ * they span more cells than are occupied (a continent-sized box), by walking the
+ * occupied cells.
  *
  * Storage is columnar, by slot: typed arrays hold each slot's id, longitude, latitude,
  * cell and position within its cell, so a lookup reads a few contiguous arrays and a
@@ -16,7 +17,7 @@
  */
 import type { BBox } from '../domain/types.js';
 
-export const CELLS_PER_DEGREE = 512;
+export const CELLS_PER_DEGREE = 256;
 const WIDTH = 360 * CELLS_PER_DEGREE + 1; // columns for lon -180 … 180 inclusive
 const HEIGHT = 180 * CELLS_PER_DEGREE + 1;
 
@@ -76,37 +77,49 @@ export class PointGrid {
    * them: the caller's exact test decides), each once, until the visitor returns true.
    */
   visit(boxes: readonly BBox[], visitor: PointVisitor): void {
-    const seen = boxes.length > 1 ? new Set<number>() : null;
+    // Each box as a rectangle of cells [c0, c1] × [r0, r1].
+    const rects: [number, number, number, number][] = [];
+    let area = 0;
     for (const box of boxes) {
-      const c0 = column(box.minLon);
-      const c1 = column(box.maxLon);
-      const r0 = row(box.minLat);
-      const r1 = row(box.maxLat);
-      if (c1 < c0 || r1 < r0) continue;
-      if ((c1 - c0 + 1) * (r1 - r0 + 1) > this.cells.size) {
-        for (const [key, slots] of this.cells) {
-          const r = Math.floor(key / WIDTH);
-          const c = key - r * WIDTH;
-          if (c < c0 || c > c1 || r < r0 || r > r1) continue;
-          if (this.visitCell(key, slots, seen, visitor)) return;
-        }
-        continue;
+      const rect: [number, number, number, number] = [column(box.minLon), column(box.maxLon), row(box.minLat), row(box.maxLat)];
+      if (rect[1] < rect[0] || rect[3] < rect[2]) continue;
+      rects.push(rect);
+      area += (rect[1] - rect[0] + 1) * (rect[3] - rect[2] + 1);
+    }
+    if (rects.length === 0) return;
+    if (area > this.cells.size) {
+      // More cells to probe than occupied: walk the occupied ones.
+      for (const [key, slots] of this.cells) {
+        const r = Math.floor(key / WIDTH);
+        const c = key - r * WIDTH;
+        if (rects.some(([c0, c1, r0, r1]) => c >= c0 && c <= c1 && r >= r0 && r <= r1) && this.visitCell(slots, visitor)) return;
       }
-      for (let r = r0; r <= r1; r++) {
-        for (let c = c0; c <= c1; c++) {
-          const key = r * WIDTH + c;
-          const slots = this.cells.get(key);
-          if (slots !== undefined && this.visitCell(key, slots, seen, visitor)) return;
+      return;
+    }
+    // Row by row, the merged column intervals of the rectangles on that row: no cell twice.
+    let top = -1;
+    let bottom = HEIGHT;
+    for (const rect of rects) {
+      bottom = Math.min(bottom, rect[2]);
+      top = Math.max(top, rect[3]);
+    }
+    const spans: [number, number][] = [];
+    for (let r = bottom; r <= top; r++) {
+      spans.length = 0;
+      for (const [c0, c1, r0, r1] of rects) if (r >= r0 && r <= r1) spans.push([c0, c1]);
+      if (spans.length > 1) spans.sort((x, y) => x[0] - y[0]);
+      let next = 0; // first column not yet visited on this row
+      for (const [c0, c1] of spans) {
+        for (let c = Math.max(c0, next); c <= c1; c++) {
+          const slots = this.cells.get(r * WIDTH + c);
+          if (slots !== undefined && this.visitCell(slots, visitor)) return;
         }
+        next = Math.max(next, c1 + 1);
       }
     }
   }
 
-  private visitCell(key: number, slots: readonly number[], seen: Set<number> | null, visitor: PointVisitor): boolean {
-    if (seen !== null) {
-      if (seen.has(key)) return false;
-      seen.add(key);
-    }
+  private visitCell(slots: readonly number[], visitor: PointVisitor): boolean {
     for (const slot of slots) {
       if (visitor(this.ids[slot] as number, this.lons[slot] as number, this.lats[slot] as number) === true) return true;
     }

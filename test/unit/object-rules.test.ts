@@ -16,6 +16,20 @@ describe('mergeData', () => {
     assert.equal(Object.getPrototypeOf(merged), Object.prototype);
     assert.deepEqual(Object.keys(merged).sort(), ['__proto__', 'k']);
     assert.equal(JSON.stringify(merged), '{"__proto__":"x","k":1}');
+    // Into existing data, and out of it again.
+    const old = JSON.parse('{"a": 1, "__proto__": "y"}') as Record<string, string | number>;
+    const added = mergeData({ a: 1 }, JSON.parse('{"__proto__": "x"}') as Record<string, string | number>);
+    assert.equal(Object.getPrototypeOf(added), Object.prototype);
+    assert.equal(JSON.stringify(added), '{"a":1,"__proto__":"x"}');
+    assert.equal(JSON.stringify(mergeData(old, { b: 2 })), '{"a":1,"__proto__":"y","b":2}');
+    assert.equal(JSON.stringify(mergeData(old, JSON.parse('{"__proto__": null}') as Record<string, null>)), '{"a":1}');
+    assert.equal(JSON.stringify(old), '{"a":1,"__proto__":"y"}');
+  });
+  it('keeps the order of keys: old keys in place, new keys after, removed and re-added keys last', () => {
+    assert.deepEqual(Object.keys(mergeData({ a: 1, b: 2, c: 3 }, { d: 4, b: 5 })), ['a', 'b', 'c', 'd']);
+    assert.deepEqual(Object.keys(mergeData({ a: 1, b: 2 }, { a: null })), ['b']);
+    // A new object's data drops null keys.
+    assert.deepEqual(mergeData({}, { a: 1, b: null }), { a: 1 });
   });
 });
 
