@@ -33,6 +33,11 @@ export interface V1Client {
   readonly events: Json[];
   /** When each event arrived (ms since the epoch, sub-millisecond), parallel to `events`. */
   readonly eventTimes: number[];
+  /**
+   * Hands every later event to `handler` with its arrival time instead of keeping it (in
+   * `events` and `log`): a load test that receives many events keeps only what it measures.
+   */
+  onEvent(handler: (event: Json, arrived: number) => void): void;
   /** Resolves once `count` events have arrived in total. */
   waitForEvents(count: number, timeoutMs?: number): Promise<Json[]>;
   /** Every message received (replies and events), in order, as parsed JSON or raw text. */
@@ -54,6 +59,7 @@ class Client implements V1Client {
   private readonly replies: Json[] = [];
   private waiters: (() => void)[] = [];
   private markClosed: (c: Closed) => void = () => undefined;
+  private eventHandler: ((event: Json, arrived: number) => void) | null = null;
 
   constructor(
     readonly transport: V1Transport,
@@ -74,6 +80,10 @@ class Client implements V1Client {
     } catch {
       value = text;
     }
+    if (this.eventHandler !== null && isEventMessage(value)) {
+      for (const event of value as Json[]) this.eventHandler(event, arrived);
+      return;
+    }
     this.log.push(value);
     if (isEventMessage(value)) {
       for (const event of value as Json[]) {
@@ -89,6 +99,10 @@ class Client implements V1Client {
     this.isClosed = true;
     this.markClosed(closed);
     this.wake();
+  }
+
+  onEvent(handler: (event: Json, arrived: number) => void): void {
+    this.eventHandler = handler;
   }
 
   sendText(text: string): void {

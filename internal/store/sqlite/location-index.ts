@@ -5,7 +5,7 @@
  * Why not an index in the file: an R*Tree (schema version 2) cost about 19 µs per new
  * object and a B-tree of grid cells about 8 µs (random pages written to the WAL on each
  * commit), against about 0.3 µs here; ingest was bound by it. The rows stay the truth:
- * a realm's grid is built from objects.lon/lat on first use (about a second for a million
+ * a realm's grid is built from objects.lon/lat on first use (about 3 s for a million
  * objects), kept current by the object store after each committed write, and dropped
  * when the realm is deleted. The file has one writer process (the server); should
  * another connection write it anyway (the admin CLI, a second server), `PRAGMA
@@ -25,7 +25,11 @@ export class LocationIndex {
 
   constructor(db: Database) {
     this.selectLocations = db
-      .prepare<[string], [number, number, number]>('SELECT rowid, lon, lat FROM objects WHERE realm = ? AND lon IS NOT NULL')
+      // The realm's rowids from the (realm, id) index, then the rows in rowid order (the
+      // order of the table's pages): a third faster than reading them in id order.
+      .prepare<[string], [number, number, number]>(
+        'SELECT rowid, lon, lat FROM objects WHERE rowid IN (SELECT rowid FROM objects WHERE realm = ?) AND lon IS NOT NULL',
+      )
       .raw(true);
     this.selectVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
     this.version = this.selectVersion.get() ?? 0;
