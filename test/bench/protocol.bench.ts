@@ -12,6 +12,11 @@
  *    Target p99 ≤ 10 ms. Also at 1,000 updates/s, for comparison.
  * 3. For scale: the SQLite store alone (upsertMany of 1,000, in this process), the
  *    ceiling under every write path.
+ *
+ * LOCUS_BENCH_PARTS (comma-separated: throughput, latency, store) runs only some parts, for
+ * working on one; the markdown is then printed but not meant for docs/benchmarks.md.
+ * LOCUS_BENCH_SERVER_ARGS adds Node.js options to the server's command line (for example
+ * `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -33,6 +38,9 @@ const latencyBatch = 100;
 const latencyMs = 5000;
 const idleConnections = 1000;
 
+const serverArgs = (process.env.LOCUS_BENCH_SERVER_ARGS ?? '').split(' ').filter((arg) => arg !== '');
+const parts = new Set((process.env.LOCUS_BENCH_PARTS ?? 'throughput,latency,store').split(','));
+
 const log = (text: string): void => {
   process.stderr.write(`${text}\n`);
 };
@@ -47,7 +55,7 @@ interface Server {
 
 async function startServer(): Promise<Server> {
   const dir = mkdtempSync(join(tmpdir(), 'locus-bench-'));
-  const child = spawn(process.execPath, ['dist/cmd/server.js'], {
+  const child = spawn(process.execPath, [...serverArgs, 'dist/cmd/server.js'], {
     env: {
       ...process.env,
       LOCUS_HOST: '127.0.0.1',
@@ -283,25 +291,42 @@ async function main(): Promise<void> {
     for (const area of areas()) await admin(server, 'POST', `/v2/realm/${realm}/area/${area.id}`, { shape: area.shape }, token);
     log('created 100 areas');
 
-    const messages = batches(40, batchSize, 1);
-    const tcpClient = await connectTcp(server.tcpPort, token);
-    log('throughput over TCP');
-    const tcpRate = await throughput(tcpClient, messages);
-    await tcpClient.close();
-    log(`  ${fmt(tcpRate)} updates/s`);
-    const wsClient = await connectWs(server.httpUrl, token);
-    log('throughput over WebSocket');
-    const wsRate = await throughput(wsClient, messages);
-    await wsClient.close();
-    log(`  ${fmt(wsRate)} updates/s`);
+    let tcpRate = Number.NaN;
+    let wsRate = Number.NaN;
+    if (parts.has('throughput')) {
+      const messages = batches(40, batchSize, 1);
+      const tcpClient = await connectTcp(server.tcpPort, token);
+      log('throughput over TCP');
+      tcpRate = await throughput(tcpClient, messages);
+      await tcpClient.close();
+      log(`  ${fmt(tcpRate)} updates/s`);
+      const wsClient = await connectWs(server.httpUrl, token);
+      log('throughput over WebSocket');
+      wsRate = await throughput(wsClient, messages);
+      await wsClient.close();
+      log(`  ${fmt(wsRate)} updates/s`);
+    }
 
-    const idle = await openIdle(server, token);
-    const fast = await latency(server, token, 10_000);
-    const slow = await latency(server, token, 1_000);
-    await Promise.all(idle.map((c) => c.close()));
-    log('the store alone');
-    const ceiling = await storeCeiling();
-    log(`  ${fmt(ceiling)} updates/s`);
+    const none: Latency = { ws: [], tcp: [], updates: 0 };
+    let fast = none;
+    let slow = none;
+    let idleCount = 0;
+    if (parts.has('latency')) {
+      const idle = await openIdle(server, token);
+      idleCount = idle.length;
+      fast = await latency(server, token, 10_000);
+      const summary = (s: number[]): string => `p50 ${ms(percentile(s, 50))}, p99 ${ms(percentile(s, 99))}`;
+      log(`  10,000/s: WebSocket ${summary(fast.ws)}; TCP ${summary(fast.tcp)}`);
+      slow = await latency(server, token, 1_000);
+      log(`  1,000/s: WebSocket ${summary(slow.ws)}; TCP ${summary(slow.tcp)}`);
+      await Promise.all(idle.map((c) => c.close()));
+    }
+    let ceiling = Number.NaN;
+    if (parts.has('store')) {
+      log('the store alone');
+      ceiling = await storeCeiling();
+      log(`  ${fmt(ceiling)} updates/s`);
+    }
     const latencyRows = (lat: Latency, rate: number, target: boolean): (string | boolean)[][] =>
       (['ws', 'tcp'] as const).map((name) => {
         const s = lat[name];
@@ -328,7 +353,7 @@ async function main(): Promise<void> {
       `region the ${fmt(objectCount)} objects move in, so every update runs the geofence test. Latency: a`,
       `writer sends blk of ${latencyBatch} at a fixed pace for ${latencyMs / 1000} s over TCP; the send time travels as the`,
       'fix altitude and each loc event is timed on arrival (same clock); one WebSocket and one TCP',
-      `subscriber to the whole realm, with ${fmt(idle.length)} idle authenticated connections open (half WebSocket,`,
+      `subscriber to the whole realm, with ${fmt(idleCount)} idle authenticated connections open (half WebSocket,`,
       'half TCP).',
       '',
       '| Measure | Result | Target | Met |',

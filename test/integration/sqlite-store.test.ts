@@ -110,17 +110,20 @@ void describe('sqlite store', () => {
     withFile(async (store, path) => {
       await store.ping();
       assert.equal(inspect(path, (db) => db.pragma('journal_mode', { simple: true })), 'wal');
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 3);
-      assert.deepEqual(
-        inspect(path, (db) =>
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 4);
+      const tables = (file: string): string[] =>
+        inspect(file, (db) =>
           db
             .prepare<[], { name: string }>(
               "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'object\\_%\\_%' ESCAPE '\\' ORDER BY name",
             )
             .all(),
-        ).map((row) => row.name),
-        ['areas', 'history', 'object_fts', 'objects', 'realm_keys', 'realms', 'sqlite_sequence', 'tokens'],
-      );
+        ).map((row) => row.name);
+      assert.deepEqual(tables(path), ['areas', 'history', 'objects', 'realm_keys', 'realms', 'search_queue', 'search_source', 'sqlite_sequence', 'tokens']);
+      // The full-text index lives in a file of its own, made by the indexer's thread.
+      await store.objects.indexed();
+      assert.deepEqual(tables(`${path}-search`), ['object_fts', 'search_state']);
+      assert.equal(inspect(`${path}-search`, (db) => db.pragma('journal_mode', { simple: true })), 'wal');
     }));
 
   void it('opens an existing database again without touching its schema version', async () => {
@@ -129,7 +132,7 @@ void describe('sqlite store', () => {
     const again = openSqliteStore(path);
     await again.ping();
     await again.close();
-    assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 3);
+    assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 4);
   });
 
   void it('refuses a database written by a newer schema version', () => {
@@ -272,8 +275,9 @@ const SCHEMA_V1 = `
 interface IndexState {
   located: { rowid: number; realm: string; lon: number; lat: number }[];
   keys: Map<string, number>;
-  ftsRows: number;
-  objects: number;
+  /** Rowids of the objects, and of the full-text index's entries. */
+  objects: number[];
+  entries: number[];
 }
 
 /** Reads through a second connection that may write (FTS5's integrity-check is an INSERT command). */
@@ -287,9 +291,12 @@ function inspectWritable<T>(path: string, read: (db: Database.Database) => T): T
 }
 
 function indexState(path: string): IndexState {
-  return inspectWritable(path, (db) => {
+  const entries = inspectWritable(`${path}-search`, (db) => {
     // FTS5 checks its own structure.
     db.prepare("INSERT INTO object_fts (object_fts) VALUES ('integrity-check')").run();
+    return db.prepare<[], number>('SELECT id FROM object_fts_docsize ORDER BY id').pluck().all();
+  });
+  return inspect(path, (db) => {
     return {
       located: db
         .prepare<[], { rowid: number; realm: string; lon: number; lat: number }>(
@@ -297,8 +304,8 @@ function indexState(path: string): IndexState {
         )
         .all(),
       keys: new Map(db.prepare<[], { realm: string; key: number }>('SELECT realm, key FROM realm_keys').all().map((r) => [r.realm, r.key])),
-      ftsRows: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM object_fts_docsize').get()?.n ?? -1,
-      objects: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM objects').get()?.n ?? -1,
+      objects: db.prepare<[], number>('SELECT rowid FROM objects ORDER BY rowid').pluck().all(),
+      entries,
     };
   });
 }
@@ -310,7 +317,8 @@ const WORLD = [{ minLon: -180, maxLon: 180, minLat: -90, maxLat: 90 }];
  * exact positions (the grids of `realms` are those the store keeps current, when it holds
  * them), and the FTS5 index one row per object.
  */
-function assertIndexesInSync(store: SqliteStore, path: string, realms: readonly string[]): void {
+async function assertIndexesInSync(store: SqliteStore, path: string, realms: readonly string[]): Promise<void> {
+  await store.objects.indexed();
   const state = indexState(path);
   for (const realm of realms) {
     const held = new Map<number, [number, number]>();
@@ -318,7 +326,7 @@ function assertIndexesInSync(store: SqliteStore, path: string, realms: readonly 
     const rows = new Map(state.located.filter((row) => row.realm === realm).map((row) => [row.rowid, [row.lon, row.lat]]));
     assert.deepEqual(held, rows, `spatial index of realm ${realm}`);
   }
-  assert.equal(state.ftsRows, state.objects, 'one FTS5 row per object');
+  assert.deepEqual(state.entries, state.objects, 'one full-text entry per object');
 }
 
 void describe('sqlite query engine', () => {
@@ -340,7 +348,7 @@ void describe('sqlite query engine', () => {
 
     const store = openSqliteStore(path);
     try {
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 3);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 4);
       const circle: Shape = { cx: 13.4, cy: 52.5, r: 100 };
       assert.deepEqual((await store.objects.list('acme', { limit: 10, shape: circle })).items.map((o) => o.id), ['truck']);
       assert.deepEqual((await store.objects.list('other', { limit: 10, shape: circle })).items.map((o) => o.id), ['truck']);
@@ -350,7 +358,7 @@ void describe('sqlite query engine', () => {
       // New writes in a migrated realm are indexed too.
       await store.objects.upsertMany('acme', [{ id: 'bike', label: 'Tractor bike', location: at(13.4, 52.5, T1) }], N1);
       assert.deepEqual((await store.objects.list('acme', { limit: 10, shape: circle })).items.map((o) => o.id), ['bike', 'truck']);
-      assertIndexesInSync(store, path, ['acme', 'other']);
+      await assertIndexesInSync(store, path, ['acme', 'other']);
     } finally {
       await store.close();
     }
@@ -361,20 +369,20 @@ void describe('sqlite query engine', () => {
       // Held from the start: every change below is applied to them, not rebuilt.
       store.objects.locations.grid('a');
       store.objects.locations.grid('b');
-      const sync = (): void => assertIndexesInSync(store, path, ['a', 'b']);
+      const sync = (): Promise<void> => assertIndexesInSync(store, path, ['a', 'b']);
       await store.objects.upsertMany('a', [{ id: 'x', label: 'X' }, { id: 'y', location: at(1, 2) }], N0);
       await store.objects.upsertMany('b', [{ id: 'x', location: at(-179.99999, 89.99999) }], N0);
-      sync();
+      await sync();
       await store.objects.upsertMany('a', [{ id: 'x', location: at(3, 4) }, { id: 'y', location: at(0.1, 0.2, T1) }], N1);
       await store.objects.upsertMany('a', [{ id: 'y', location: at(9, 9, T0) }], N1); // older: stays at 0.1, 0.2
       await store.objects.upsertMany('a', [{ id: 'x', location: at(3.0001, 4.0001, T1) }], N1); // same cell, new position
-      sync();
+      await sync();
       assert.deepEqual(indexState(path).located.find((r) => r.realm === 'a' && r.lon === 0.1)?.lat, 0.2);
       await store.objects.delete('a', 'x', N1);
-      sync();
+      await sync();
       await store.realms.put('b', SETTINGS, N1);
       await store.realms.delete('b');
-      sync();
+      await sync();
       assert.deepEqual([...indexState(path).keys.keys()], ['a']);
     }));
 
@@ -395,15 +403,15 @@ void describe('sqlite query engine', () => {
         (await store.objects.list(realm, { limit: 100, shape: { w: -1, n: 1, e: 1, s: -1 } })).items.length,
         (await store.objects.search(realm, { words: ['trac'], limit: 100 })).length,
       ];
-      const sync = (): void => assertIndexesInSync(store, path, ['big', 'small', 'other']);
+      const sync = (): Promise<void> => assertIndexesInSync(store, path, ['big', 'small', 'other']);
       // small: 3 of 48 entries, deleted one by one.
       assert.equal(await store.realms.delete('small'), true);
-      sync();
+      await sync();
       assert.deepEqual(await found('small'), [0, 0]);
       assert.deepEqual(await found('big'), [40, 40]);
       // big: 40 of 45 entries, the indexes are rebuilt with the other realm's 5.
       assert.equal(await store.realms.delete('big'), true);
-      sync();
+      await sync();
       assert.deepEqual(await found('big'), [0, 0]);
       assert.deepEqual(await found('other'), [5, 5]);
       // The store keeps working on the rebuilt indexes.
@@ -412,7 +420,7 @@ void describe('sqlite query engine', () => {
       assert.deepEqual(await found('other'), [6, 6]);
       assert.deepEqual(await found('big'), [1, 1]);
       await store.objects.delete('other', 'late', N1);
-      sync();
+      await sync();
       assert.deepEqual(await found('other'), [5, 5]);
     }));
 
@@ -427,7 +435,7 @@ void describe('sqlite query engine', () => {
           N1,
         ),
       );
-      assertIndexesInSync(store, path, ['acme']);
+      await assertIndexesInSync(store, path, ['acme']);
       assert.deepEqual((await store.objects.search('acme', { words: ['beta'], limit: 5 })).length, 0);
       assert.deepEqual((await store.objects.search('acme', { words: ['bravo'], limit: 5 })).length, 0);
       assert.deepEqual((await store.objects.list('acme', { limit: 5, shape: { cx: 5, cy: 5, r: 1000 } })).items, []);
@@ -442,9 +450,11 @@ void describe('sqlite query engine', () => {
       }
       await store.objects.upsertMany('r', patches, N);
       await store.objects.upsertMany('other', patches.slice(0, 100), N);
+      await store.objects.indexed();
       const plan = (sql: string, params: unknown[]): string[] =>
         inspect(path, (db) => {
           db.function('locus_inside', { varargs: true }, () => 1); // the store's exact test, registered on its own connection
+          db.prepare('ATTACH DATABASE ? AS search').run(`${path}-search`);
           return db.prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`).all(...params).map((r) => r.detail);
         });
       const index = 'SEARCH o USING INDEX sqlite_autoindex_objects_1 (realm=? AND id>?)';
@@ -488,13 +498,13 @@ void describe('sqlite query engine', () => {
         assert.equal(kind, 'ordered');
         assert.deepEqual(details, [index]);
       }
-      // Search: FTS5 match, rows by rowid.
+      // Search: FTS5 match (in the attached search file), rows by rowid.
       assert.deepEqual(
         plan(
-          "SELECT o.id FROM object_fts CROSS JOIN objects o ON o.rowid = object_fts.rowid WHERE object_fts MATCH ? AND o.realm = ? ORDER BY bm25(object_fts), o.id LIMIT 5",
+          "SELECT o.id FROM search.object_fts CROSS JOIN objects o ON o.rowid = object_fts.rowid WHERE object_fts MATCH ? AND o.realm = ? ORDER BY bm25(object_fts), o.id LIMIT 5",
           ['"1xobj"*', 'r'],
         ).slice(0, 2),
-        ['SCAN object_fts VIRTUAL TABLE INDEX 0:M2', 'SEARCH o USING INTEGER PRIMARY KEY (rowid=?)'],
+        ['SCAN search.object_fts VIRTUAL TABLE INDEX 0:M2', 'SEARCH o USING INTEGER PRIMARY KEY (rowid=?)'],
       );
       // History pages and retention: the (realm, object_id, time) key.
       assert.deepEqual(plan('SELECT location FROM history WHERE realm = ? AND object_id = ? AND time > ? AND time <= ? ORDER BY time DESC LIMIT 5', ['r', 'o1', T0, T2]), [

@@ -3,9 +3,10 @@
  * filters and shapes pushed down to the indexes, full-text search and location history.
  *
  * Indexes: the (realm, id) unique index serves id order and paging; the FTS5 table
- * `object_fts` (schema.ts) serves search, written inside the write's transaction (the
- * delete trigger removes the entry of a deleted row); the spatial index is in memory
- * (location-index.ts: a grid of current locations per realm), updated after each commit.
+ * `object_fts` in the search file serves search, kept current by a worker thread from
+ * what each write queues in its transaction (search-indexer.ts; the delete trigger queues
+ * a deleted row); the spatial index is in memory (location-index.ts: a grid of current
+ * locations per realm), updated after each commit.
  *
  * A shape query first finds its hits in the grid: the points in the cells of the
  * shape's boxes (queryBoxes: shapeBounds, a polygon's box cut into slabs) that pass the
@@ -29,7 +30,8 @@ import { decodeCursor, encodeCursor } from '../cursor.js';
 import type { HistoryQuery, ObjectListQuery, ObjectStore, Page, SearchHit, SearchQuery } from '../port.js';
 import { compileFilter } from './filter-sql.js';
 import { objectFromRow, type ObjectRow } from './rows.js';
-import { searchColumns, searchMatch, sameSearchText } from './search-index.js';
+import { searchMatch, sameSearchText } from './search-index.js';
+import type { SearchIndexer } from './search-indexer.js';
 import { LocationIndex, type LocationMove } from './location-index.js';
 import { queryBoxes } from './query-boxes.js';
 import { settle } from './sqlite-errors.js';
@@ -134,8 +136,8 @@ export class SqliteObjectStore implements ObjectStore {
   private readonly spatialCap: (limit: number) => number;
   private readonly selectOne: Statement<[string, string], ObjectRow>;
   private readonly selectKey: Statement<[string], { key: number }>;
-  private readonly upsertTx: (realm: string, patches: readonly ObjectPatch[], now: string, moves: LocationMove[]) => ObjectChange[];
-  private readonly deleteTx: (realm: string, id: string, now: string) => { change: ObjectChange; rowid: number } | null;
+  private readonly upsertTx: (realm: string, patches: readonly ObjectPatch[], now: string, moves: LocationMove[]) => { changes: ObjectChange[]; queued: [number, number] | null };
+  private readonly deleteTx: (realm: string, id: string, now: string) => { change: ObjectChange; rowid: number; queued: number } | null;
   /** The spatial index (in memory, per realm), kept current after each committed write. */
   readonly locations: LocationIndex;
   private readonly pruneChunkTx: (realm: string, after: string, before: string) => { last: string | null; deleted: number };
@@ -146,6 +148,7 @@ export class SqliteObjectStore implements ObjectStore {
 
   constructor(
     private readonly db: Database,
+    private readonly indexer: SearchIndexer,
     options: ObjectStoreOptions = {},
   ) {
     this.spatialCap = options.spatialCap ?? spatialCandidateCap;
@@ -161,12 +164,13 @@ export class SqliteObjectStore implements ObjectStore {
       `SELECT ${columns} FROM objects WHERE realm = ? AND id IN (SELECT value FROM json_each(?))`,
     );
     this.selectKey = db.prepare('SELECT key FROM realm_keys WHERE realm = ?');
+    // A realm's key prefixes its search words (search-index.ts); the indexer reads it.
     const ensureKey = db.prepare<[string]>('INSERT OR IGNORE INTO realm_keys (realm) VALUES (?)');
     const insert = db.prepare<[string, string, ...ObjectValues]>(
       'INSERT INTO objects (realm, id, label, lon, lat, location, loc_time, seen, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
-    // Updated in place (never INSERT OR REPLACE): the rowid, which the R*Tree and the
-    // FTS5 index key on, stays the same for the object's whole life.
+    // Updated in place (never INSERT OR REPLACE): the rowid, which the spatial and the
+    // full-text index key on, stays the same for the object's whole life.
     const update = db.prepare<[...ObjectValues, number]>(
       'UPDATE objects SET label = ?, lon = ?, lat = ?, location = ?, loc_time = ?, seen = ?, data = ? WHERE rowid = ?',
     );
@@ -174,18 +178,13 @@ export class SqliteObjectStore implements ObjectStore {
     const insertFix = db.prepare<[string, string, string, string]>(
       'INSERT OR REPLACE INTO history (realm, object_id, time, location) VALUES (?, ?, ?, ?)',
     );
-    const insertText = db.prepare<[number | bigint, string, string]>('INSERT INTO object_fts (rowid, names, terms) VALUES (?, ?, ?)');
-    const replaceText = db.prepare<[number, string, string]>(
-      'INSERT OR REPLACE INTO object_fts (rowid, names, terms) VALUES (?, ?, ?)',
-    );
-    // The delete trigger removes the FTS5 row.
+    // The delete trigger queues the removal of the full-text entry.
     const deleteRow = db.prepare<[number]>('DELETE FROM objects WHERE rowid = ?');
     const deleteHistory = db.prepare<[string, string]>('DELETE FROM history WHERE realm = ? AND object_id = ?');
+    const lastQueued = db.prepare<[], number | null>('SELECT max(seq) FROM search_queue').pluck();
 
     this.upsertTx = db.transaction((realm: string, patches: readonly ObjectPatch[], now: string, moves: LocationMove[]) => {
       ensureKey.run(realm);
-      const key = this.selectKey.get(realm)?.key;
-      if (key === undefined) throw new Error('realm key missing after insert');
       const batch = foldPatches(patches);
       const oldRows = new Map<string, ObjectRow>();
       if (batch.length === 1) {
@@ -196,6 +195,8 @@ export class SqliteObjectStore implements ObjectStore {
       }
 
       const changes: ObjectChange[] = [];
+      // Rows whose full-text entry the indexer (re)writes.
+      const toIndex: number[] = [];
       for (const folded of batch) {
         const row = oldRows.get(folded.id);
         const old = row === undefined ? null : objectFromRow(row);
@@ -227,21 +228,17 @@ export class SqliteObjectStore implements ObjectStore {
         if (row === undefined || old === null) {
           const rowid = Number(insert.run(realm, folded.id, ...values).lastInsertRowid);
           if (location !== null) moves.push([rowid, location.longitude, location.latitude]);
-          const [names, terms] = searchColumns(key, next);
-          insertText.run(rowid, names, terms);
+          toIndex.push(rowid);
         } else {
           update.run(...values, row.rowid);
           if (location !== old.location) moves.push([row.rowid, location?.longitude ?? null, location?.latitude ?? null]);
-          if (!sameSearchText(old, next)) {
-            const [names, terms] = searchColumns(key, next);
-            const [oldNames, oldTerms] = searchColumns(key, old);
-            if (names !== oldNames || terms !== oldTerms) replaceText.run(row.rowid, names, terms);
-          }
+          if (!sameSearchText(old, next)) toIndex.push(row.rowid);
         }
 
         changes.push({ realm, id: folded.id, old, new: next, history: folded.fixes, time: now });
       }
-      return changes;
+      const queued: [number, number] | null = toIndex.length === 0 ? null : [this.indexer.queue('put', toIndex), toIndex.length];
+      return { changes, queued };
     });
 
     this.deleteTx = db.transaction((realm: string, id: string, now: string) => {
@@ -250,7 +247,8 @@ export class SqliteObjectStore implements ObjectStore {
       deleteRow.run(row.rowid);
       deleteHistory.run(realm, id);
       const change: ObjectChange = { realm, id, old: objectFromRow(row), new: null, history: [], time: now };
-      return { change, rowid: row.rowid };
+      // The trigger queued the entry's removal: the last entry queued.
+      return { change, rowid: row.rowid, queued: Number(lastQueued.get() ?? 0) };
     });
 
     this.listTx = db.transaction((realm: string, query: ObjectListQuery) => this.listNow(realm, query));
@@ -292,12 +290,15 @@ export class SqliteObjectStore implements ObjectStore {
     return this.selectKey.get(realm)?.key ?? null;
   }
 
-  upsertMany(realm: string, patches: ObjectPatch[], now: string): Promise<ObjectChange[]> {
+  async upsertMany(realm: string, patches: ObjectPatch[], now: string): Promise<ObjectChange[]> {
+    // A write waits while the full-text indexer is far behind (searches wait for it).
+    await this.indexer.room();
     return settle(() => {
       const moves: LocationMove[] = [];
-      const changes = this.upsertTx(realm, patches, now, moves);
-      // Committed: the spatial index follows.
+      const { changes, queued } = this.upsertTx(realm, patches, now, moves);
+      // Committed: the spatial index follows, the full-text indexer is told.
       this.locations.apply(realm, moves);
+      if (queued !== null) this.indexer.queued(queued[0], queued[1]);
       return changes;
     });
   }
@@ -391,24 +392,33 @@ export class SqliteObjectStore implements ObjectStore {
       const deleted = this.deleteTx(realm, id, now);
       if (deleted === null) return null;
       this.locations.apply(realm, [[deleted.rowid, null, null]]);
+      this.indexer.queued(deleted.queued, 1);
       return deleted.change;
     });
   }
 
-  search(realm: string, query: SearchQuery): Promise<SearchHit[]> {
+  /** Resolves once the full-text index holds every write made so far (searches wait for it themselves). */
+  indexed(): Promise<void> {
+    return this.indexer.caughtUp();
+  }
+
+  async search(realm: string, query: SearchQuery): Promise<SearchHit[]> {
+    if (!Number.isInteger(query.limit) || query.limit < 1 || query.limit > MAX_PAGE) {
+      throw invalid(`limit must be an integer from 1 to ${MAX_PAGE}`, 'invalid_query');
+    }
+    if (query.words.length === 0) return [];
+    // Read-your-writes: every write queued before this search is in the index.
+    await this.indexer.caughtUp();
     return settle(() => {
-      if (!Number.isInteger(query.limit) || query.limit < 1 || query.limit > MAX_PAGE) {
-        throw invalid(`limit must be an integer from 1 to ${MAX_PAGE}`, 'invalid_query');
-      }
-      if (query.words.length === 0) return [];
       const key = this.realmKey(realm);
       if (key === null) return [];
-      // FTS5 ranks (rank = bm25(2.0, 1.0), set by the schema: lower is better, id and
+      this.indexer.attach();
+      // FTS5 ranks (rank = bm25(2.0, 1.0), set by search-file.ts: lower is better, id and
       // label words weigh twice as much as data words) and keeps the best `limit` before
       // any object row is read; equal ranks then follow id order.
       const rows = this.statement<SearchRow>(
         `SELECT ${listColumns(query.fields)}, f.rank AS bm25
-         FROM (SELECT rowid, rank FROM object_fts WHERE object_fts MATCH ? ORDER BY rank LIMIT ?) AS f
+         FROM (SELECT rowid, rank FROM search.object_fts WHERE object_fts MATCH ? ORDER BY rank LIMIT ?) AS f
          CROSS JOIN objects o ON o.rowid = f.rowid
          WHERE o.realm = ? ORDER BY f.rank, o.id`,
       ).all(searchMatch(key, query.words), query.limit, realm);

@@ -25,6 +25,13 @@
  *
  * Version 3 drops the R*Tree: the spatial index is in memory, built from objects.lon/lat
  * (location-index.ts). Keeping the R*Tree current cost about 19 µs per new object.
+ *
+ * Version 4 moves the FTS5 index into a file of its own, kept current by a worker thread
+ * (search-file.ts, search-indexer.ts): `search_queue` lists, in the transaction of each
+ * write, the objects whose entries must be written or deleted (the trigger
+ * `objects_search_delete` queues a deleted object, while its realm has a key), and
+ * `search_source` holds the random id that ties a search file to this database. The
+ * index is rebuilt from the objects in the new file.
  */
 import type { Database } from 'better-sqlite3';
 import { objectFromRow, type ObjectRow } from './rows.js';
@@ -122,6 +129,21 @@ const MIGRATIONS: readonly Migration[] = [
   CREATE TRIGGER objects_index_delete AFTER DELETE ON objects
     WHEN EXISTS (SELECT 1 FROM realm_keys WHERE realm = old.realm) BEGIN
     DELETE FROM object_fts WHERE rowid = old.rowid;
+  END;
+  `,
+  `
+  DROP TRIGGER objects_index_delete;
+  DROP TABLE object_fts;
+  CREATE TABLE search_queue (
+    seq  INTEGER PRIMARY KEY AUTOINCREMENT,
+    op   TEXT NOT NULL,
+    body TEXT NOT NULL
+  );
+  CREATE TABLE search_source (id TEXT NOT NULL);
+  INSERT INTO search_source (id) VALUES (lower(hex(randomblob(16))));
+  CREATE TRIGGER objects_search_delete AFTER DELETE ON objects
+    WHEN EXISTS (SELECT 1 FROM realm_keys WHERE realm = old.realm) BEGIN
+    INSERT INTO search_queue (op, body) VALUES ('del', json_array(old.rowid));
   END;
   `,
 ];

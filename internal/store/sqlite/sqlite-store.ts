@@ -13,11 +13,15 @@ import { LocusError, notFound } from '../../errors.js';
 import { applyAreaPatch } from '../../domain/area.js';
 import type { Area, AreaChange, AreaCreate, AreaPatch, Realm, RealmSettings, TokenRecord } from '../../domain/types.js';
 import type { AreaListQuery, AreaStore, Page, RealmStore, Store, TokenStore } from '../port.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Checkpointer } from './checkpointer.js';
 import { SqliteObjectStore, pageStart, toPage, type ObjectStoreOptions } from './object-store.js';
 import { purgeRealmIndexes } from './realm-purge.js';
 import { areaFromRow, realmFromRow, tokenFromRow, type AreaRow, type RealmRow, type TokenRow } from './rows.js';
 import { configure, migrate } from './schema.js';
+import { SearchIndexer } from './search-indexer.js';
 import { isUniqueViolation, settle } from './sqlite-errors.js';
 
 type Db = Database.Database;
@@ -28,11 +32,12 @@ class SqliteRealmStore implements RealmStore {
   private readonly insert: Statement<[string, string, string]>;
   private readonly updateSettings: Statement<[string, string]>;
   private readonly putTx: (id: string, settings: RealmSettings, now: string) => { realm: Realm; created: boolean };
-  private readonly deleteTx: (id: string) => boolean;
+  private readonly deleteTx: (id: string) => { existed: boolean; queued: [number, number] | null };
 
   /** `deleted` runs after a realm delete has committed. */
   constructor(
     db: Db,
+    private readonly indexer: SearchIndexer,
     private readonly deleted: (realm: string) => void,
   ) {
     this.selectOne = db.prepare<[string], RealmRow>('SELECT id, settings, created FROM realms WHERE id = ?');
@@ -59,9 +64,9 @@ class SqliteRealmStore implements RealmStore {
     });
     this.deleteTx = db.transaction((id: string) => {
       // The realm's index entries first (in bulk), then its rows (the delete trigger then skips them).
-      purgeRealmIndexes(db, id);
+      const queued = purgeRealmIndexes(db, this.indexer, id);
       for (const statement of deleteRealmData) statement.run(id);
-      return deleteRealm.run(id).changes > 0;
+      return { existed: deleteRealm.run(id).changes > 0, queued };
     });
   }
 
@@ -82,7 +87,8 @@ class SqliteRealmStore implements RealmStore {
 
   delete(id: string): Promise<boolean> {
     return settle(() => {
-      const existed = this.deleteTx(id);
+      const { existed, queued } = this.deleteTx(id);
+      if (queued !== null) this.indexer.queued(queued[0], queued[1]);
       this.deleted(id);
       return existed;
     });
@@ -212,24 +218,36 @@ export class SqliteStore implements Store {
   readonly areas: AreaStore;
   private readonly db: Db;
   private readonly pingStatement: Statement<[], unknown>;
-  /** WAL checkpoints on a worker thread (a file database only). */
-  private readonly checkpointer: Checkpointer | null;
+  /** WAL checkpoints on a worker thread. */
+  private readonly checkpointer: Checkpointer;
+  /** The full-text index, kept current on a worker thread. */
+  private readonly indexer: SearchIndexer;
+  /** The temporary directory of a `:memory:` store, removed on close. */
+  private readonly scratch: string | null;
 
-  /** Opens (creating when missing) the database at `path`; `:memory:` for a private in-memory one. */
+  /**
+   * Opens (creating when missing) the database at `path`. `:memory:` gives a throwaway
+   * store: a database in a new temporary directory, removed on close (the search
+   * indexer's thread reads the database, which an in-memory one would not allow).
+   */
   constructor(path: string, options: ObjectStoreOptions = {}) {
-    const db = new Database(path);
+    this.scratch = path === ':memory:' ? mkdtempSync(join(tmpdir(), 'locus-store-')) : null;
+    const file = this.scratch === null ? path : join(this.scratch, 'locus.db');
+    const db = new Database(file);
     try {
       configure(db);
       migrate(db);
-      const objects = new SqliteObjectStore(db, options);
+      this.indexer = new SearchIndexer(db, file);
+      const objects = new SqliteObjectStore(db, this.indexer, options);
       this.objects = objects;
-      this.realms = new SqliteRealmStore(db, (realm) => objects.locations.forget(realm));
+      this.realms = new SqliteRealmStore(db, this.indexer, (realm) => objects.locations.forget(realm));
       this.tokens = new SqliteTokenStore(db);
       this.areas = new SqliteAreaStore(db);
       this.pingStatement = db.prepare('SELECT 1');
-      this.checkpointer = db.memory ? null : new Checkpointer(db, path);
+      this.checkpointer = new Checkpointer(db, file);
     } catch (err) {
       db.close();
+      if (this.scratch !== null) rmSync(this.scratch, { recursive: true, force: true });
       throw err;
     }
     this.db = db;
@@ -244,13 +262,15 @@ export class SqliteStore implements Store {
 
   /** Checkpoints the WAL into the main file and closes the database. Closing twice is a no-op. */
   async close(): Promise<void> {
-    await this.checkpointer?.stop();
+    if (!this.db.open) return;
+    await Promise.all([this.checkpointer.stop(), this.indexer.stop()]);
     return settle(() => {
       if (!this.db.open) return;
       try {
         this.db.pragma('wal_checkpoint(TRUNCATE)');
       } finally {
         this.db.close();
+        if (this.scratch !== null) rmSync(this.scratch, { recursive: true, force: true });
       }
     });
   }

@@ -1,0 +1,217 @@
+/**
+ * The search index file: the FTS5 table `object_fts` in a SQLite file of its own next to
+ * the database (`<database>-search`), written by one connection (the indexer's worker
+ * thread, search-worker.ts) so that keeping it current runs on another core than the
+ * writes it follows.
+ *
+ * The database says what to index in its table `search_queue` (schema.ts), written in
+ * the same transaction as the objects it names:
+ * - `put`: a JSON array of object rowids whose search text may have changed (new
+ *   objects, new label or data). The indexer reads those rows and (re)writes their entries.
+ * - `del`: a JSON array of rowids whose entries go (a deleted object, by trigger; every
+ *   object of a deleted realm, in one entry).
+ * Entries are numbered (`seq`, AUTOINCREMENT: never reused). `search_state.applied` in
+ * the search file is the last entry applied, updated in the transaction that applies it,
+ * so each entry is applied exactly once and in order, whatever crashes in between. The
+ * database's rows are read in the same read transaction as the entries, so once the
+ * index has applied entry n it holds exactly the search text of every row as of some
+ * moment at or after entry n was written.
+ *
+ * The file is derived data: `search_state.source` names the database it indexes (the
+ * random id in the database's `search_source`). A missing file, or one made for another
+ * database (a restored backup, a copied file), is rebuilt from the objects.
+ *
+ * Words are what search-index.ts makes of an object (the one tokenizer), each prefixed
+ * by the realm's key, so a prefix query only reaches its realm's terms.
+ */
+import type { Database, Statement } from 'better-sqlite3';
+import type { Data } from '../../domain/types.js';
+import { searchColumns } from './search-index.js';
+
+/** The search file's path for the database at `path`. */
+export function searchFilePath(path: string): string {
+  return `${path}-search`;
+}
+
+/** Rowids one apply transaction handles at most (more entries wait for the next one). */
+const APPLY_ROWIDS = 50_000;
+/** Objects read per statement while rebuilding. */
+const REBUILD_CHUNK = 10_000;
+/**
+ * Relative cost of deleting one entry versus writing one (measured, rounded): a `del` of
+ * more than this share of the index is done by emptying it and writing back the rest.
+ */
+const DELETE_VS_INSERT = 0.6;
+
+/** Creates the search file's schema if missing; sets the pragmas its writer relies on. */
+export function prepareSearchFile(search: Database): void {
+  search.pragma('busy_timeout = 5000');
+  search.pragma('journal_mode = WAL');
+  // The database drops queue entries once they are applied: an applied entry must be on
+  // disk before that, also across a power loss.
+  search.pragma('synchronous = FULL');
+  search.pragma('cache_size = -65536');
+  search.transaction(() => {
+    const exists = search.prepare("SELECT 1 FROM sqlite_master WHERE name = 'search_state'").get() !== undefined;
+    if (exists) return;
+    search.exec(`
+      CREATE VIRTUAL TABLE object_fts USING fts5(names, terms, tokenize = 'ascii', content = '', contentless_delete = 1);
+      INSERT INTO object_fts (object_fts, rank) VALUES ('rank', 'bm25(2.0, 1.0)');
+      CREATE TABLE search_state (source TEXT NOT NULL, applied INTEGER NOT NULL);
+    `);
+  }).immediate();
+}
+
+interface QueueEntry {
+  seq: number;
+  op: string;
+  body: string;
+}
+
+interface IndexRow {
+  rowid: number;
+  key: number;
+  id: string;
+  label: string | null;
+  data: string;
+}
+
+/** Keeps one search file current with one database (both connections owned by the caller). */
+export class SearchFile {
+  private readonly source: Statement<[], { id: string }>;
+  private readonly state: Statement<[], { source: string; applied: number }>;
+  private readonly setState: Statement<[string, number]>;
+  private readonly clearState: Statement;
+  private readonly lastSeq: Statement<[], { seq: number | null }>;
+  private readonly entries: Statement<[number, number], QueueEntry>;
+  private readonly rows: Statement<[string], IndexRow>;
+  private readonly chunk: Statement<[number], IndexRow>;
+  private readonly objectCount: Statement<[], { n: number }>;
+  private readonly entryCount: Statement<[], { n: number }>;
+  private readonly write: Statement<[number, string, string]>;
+  private readonly remove: Statement<[number]>;
+  private readonly removeAll: Statement;
+
+  /** `main`: a connection to the database, only read. `search`: to the search file, prepared. */
+  constructor(
+    private readonly main: Database,
+    private readonly search: Database,
+  ) {
+    this.source = main.prepare('SELECT id FROM search_source');
+    this.lastSeq = main.prepare('SELECT max(seq) AS seq FROM search_queue');
+    this.entries = main.prepare('SELECT seq, op, body FROM search_queue WHERE seq > ? AND seq <= ? ORDER BY seq');
+    const columns = 'o.rowid AS rowid, k.key AS key, o.id AS id, o.label AS label, o.data AS data';
+    this.rows = main.prepare(
+      `SELECT ${columns} FROM json_each(?) AS j CROSS JOIN objects o ON o.rowid = j.value JOIN realm_keys k ON k.realm = o.realm`,
+    );
+    this.chunk = main.prepare(
+      `SELECT ${columns} FROM objects o JOIN realm_keys k ON k.realm = o.realm WHERE o.rowid > ? ORDER BY o.rowid LIMIT ${REBUILD_CHUNK}`,
+    );
+    this.objectCount = main.prepare('SELECT count(*) AS n FROM objects');
+    this.state = search.prepare('SELECT source, applied FROM search_state');
+    this.clearState = search.prepare('DELETE FROM search_state');
+    this.setState = search.prepare('INSERT INTO search_state (source, applied) VALUES (?, ?)');
+    this.entryCount = search.prepare('SELECT count(*) AS n FROM object_fts_docsize');
+    this.write = search.prepare('INSERT OR REPLACE INTO object_fts (rowid, names, terms) VALUES (?, ?, ?)');
+    this.remove = search.prepare('DELETE FROM object_fts WHERE rowid = ?');
+    this.removeAll = search.prepare("INSERT INTO object_fts (object_fts) VALUES ('delete-all')");
+  }
+
+  /** The last entry applied (0 before any). */
+  applied(): number {
+    return this.state.get()?.applied ?? 0;
+  }
+
+  /**
+   * Applies queue entries past the applied one, oldest first, a bounded number of rowids
+   * per transaction, until none is left; first rebuilds the index when it is not this
+   * database's. Returns the last entry applied.
+   */
+  catchUp(): number {
+    for (;;) {
+      const before = this.applied();
+      const after = this.step();
+      if (after === before) return after;
+    }
+  }
+
+  /** One transaction of work; returns the last entry applied after it. */
+  private step(): number {
+    // One read transaction on the database: entries and rows from the same snapshot.
+    this.main.prepare('BEGIN').run();
+    try {
+      const source = this.source.get()?.id;
+      if (source === undefined) throw new Error('search index: the database has no search source');
+      const last = this.lastSeq.get()?.seq ?? 0;
+      return this.search
+        .transaction((): number => {
+          const state = this.state.get();
+          if (state?.source !== source) return this.rebuild(source, last);
+          if (state.applied >= last) return state.applied;
+          let applied = state.applied;
+          let rowids = 0;
+          for (const entry of this.entries.iterate(applied, last)) {
+            const ids = JSON.parse(entry.body) as number[];
+            if (entry.op === 'put') this.put(entry.body, ids);
+            else if (entry.op === 'del') this.del(ids);
+            else throw new Error(`search index: unknown queue entry ${entry.op}`);
+            applied = entry.seq;
+            rowids += ids.length;
+            if (rowids >= APPLY_ROWIDS) break;
+          }
+          this.clearState.run();
+          this.setState.run(source, applied);
+          return applied;
+        })
+        .immediate();
+    } finally {
+      this.main.prepare('COMMIT').run();
+    }
+  }
+
+  private put(json: string, ids: readonly number[]): void {
+    const found = new Set<number>();
+    for (const row of this.rows.iterate(json)) {
+      found.add(row.rowid);
+      this.index(row);
+    }
+    // Gone since (deleted, or its realm deleted): no entry.
+    for (const id of ids) if (!found.has(id)) this.remove.run(id);
+  }
+
+  private del(ids: readonly number[]): void {
+    const entries = this.entryCount.get()?.n ?? 0;
+    if (ids.length > 1 && ids.length * DELETE_VS_INSERT > entries - ids.length) {
+      // Most of the index goes (a large realm deleted): cheaper to write back the rest.
+      // The rows still in the database are exactly the entries that stay.
+      this.refill();
+      return;
+    }
+    for (const id of ids) this.remove.run(id);
+  }
+
+  private index(row: IndexRow): void {
+    const [names, terms] = searchColumns(row.key, { id: row.id, label: row.label, location: null, data: JSON.parse(row.data) as Data, seen: null });
+    this.write.run(row.rowid, names, terms);
+  }
+
+  /** Empties the index and writes an entry for every object the snapshot holds. */
+  private refill(): void {
+    this.removeAll.run();
+    for (let rows = this.chunk.all(0); rows.length > 0; rows = this.chunk.all(rows[rows.length - 1]?.rowid ?? 0)) {
+      for (const row of rows) this.index(row);
+    }
+  }
+
+  private rebuild(source: string, last: number): number {
+    this.refill();
+    this.clearState.run();
+    this.setState.run(source, last);
+    return last;
+  }
+
+  /** Objects in the database and entries in the index (for tests and checks). */
+  counts(): { objects: number; entries: number } {
+    return { objects: this.objectCount.get()?.n ?? 0, entries: this.entryCount.get()?.n ?? 0 };
+  }
+}
