@@ -80,12 +80,16 @@ export async function call(url: string, method: string, path: string, options: C
   return { status: res.status, headers: res.headers, text, json };
 }
 
-/** Every row of every table, in a stable order: "stored data byte for byte". */
+/**
+ * Every row of every table, in a stable order: "stored data byte for byte". Not
+ * `search_queue`: the full-text indexer's work list, whose entries the indexer's thread
+ * applies and drops at its own pace (only writes that change objects add entries).
+ */
 export function dumpDatabase(path: string): string {
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
     const tables = db
-      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != 'search_queue' ORDER BY name")
       .all() as { name: string }[];
     const parts: string[] = [];
     for (const { name } of tables) {
