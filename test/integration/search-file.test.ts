@@ -6,7 +6,7 @@ import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { openSqliteStore, type SqliteStore } from '../../internal/store/sqlite/sqlite-store.js';
 import { configure } from '../../internal/store/sqlite/schema.js';
-import { prepareSearchFile, SearchFile, searchFilePath } from '../../internal/store/sqlite/search-file.js';
+import { prepareSearchFile, putBody, putItem, SearchFile, searchFilePath } from '../../internal/store/sqlite/search-file.js';
 import { searchMatch } from '../../internal/store/sqlite/search-index.js';
 
 const N0 = '2024-05-01T12:00:00.000Z';
@@ -159,7 +159,7 @@ void describe('search file', () => {
       main
         .prepare("INSERT INTO objects (rowid, realm, id, label, data) VALUES (?, 'acme', 'late', 'Harvester', '{}')")
         .run(last);
-      main.prepare("INSERT INTO search_queue (op, body) VALUES ('put', json_array(?))").run(last);
+      main.prepare("INSERT INTO search_queue (op, body) VALUES ('put', ?)").run(putBody([putItem(last, key, 'late', 'Harvester', '{}')]));
       assert.deepEqual(found('anna'), [last]);
       const applied = file.catchUp();
       assert.equal(applied, start + 2);
@@ -169,12 +169,15 @@ void describe('search file', () => {
       main.prepare("UPDATE objects SET label = 'Combine' WHERE rowid = ?").run(last);
       assert.equal(file.catchUp(), applied);
       assert.deepEqual(found('harv'), [last], 'no entry queued: the index is not touched');
-      // A put of a row that is gone removes its entry.
-      main.prepare("INSERT INTO search_queue (op, body) VALUES ('put', json_array(?))").run(last);
-      main.prepare("DELETE FROM realm_keys WHERE realm = 'acme'").run();
-      file.catchUp();
+      // A later put rewrites the entry with the state it carries; a del removes it.
+      main.prepare("INSERT INTO search_queue (op, body) VALUES ('put', ?)").run(putBody([putItem(last, key, 'late', 'Combine', '{"crop":"wheat"}')]));
+      assert.equal(file.catchUp(), applied + 1);
       assert.deepEqual(found('harv'), []);
+      assert.deepEqual(found('wheat'), [last]);
+      main.prepare('DELETE FROM objects WHERE rowid = ?').run(last);
+      assert.equal(file.catchUp(), applied + 2);
       assert.deepEqual(found('comb'), []);
+      assert.deepEqual(found('wheat'), []);
     } finally {
       search.close();
       main.close();

@@ -31,6 +31,7 @@ import type { HistoryQuery, ObjectListQuery, ObjectStore, Page, SearchHit, Searc
 import { compileFilter } from './filter-sql.js';
 import { objectFromRow, type ObjectRow } from './rows.js';
 import { searchMatch, sameSearchText } from './search-index.js';
+import { putBody, putItem } from './search-file.js';
 import type { SearchIndexer } from './search-indexer.js';
 import { LocationIndex, type LocationMove } from './location-index.js';
 import { queryBoxes } from './query-boxes.js';
@@ -185,6 +186,8 @@ export class SqliteObjectStore implements ObjectStore {
 
     this.upsertTx = db.transaction((realm: string, patches: readonly ObjectPatch[], now: string, moves: LocationMove[]) => {
       ensureKey.run(realm);
+      const key = this.selectKey.get(realm)?.key;
+      if (key === undefined) throw new Error('realm key missing after insert');
       const batch = foldPatches(patches);
       const oldRows = new Map<string, ObjectRow>();
       if (batch.length === 1) {
@@ -195,8 +198,8 @@ export class SqliteObjectStore implements ObjectStore {
       }
 
       const changes: ObjectChange[] = [];
-      // Rows whose full-text entry the indexer (re)writes.
-      const toIndex: number[] = [];
+      // Objects whose full-text entry the indexer (re)writes (search-file.ts putItem).
+      const toIndex: string[] = [];
       for (const folded of batch) {
         const row = oldRows.get(folded.id);
         const old = row === undefined ? null : objectFromRow(row);
@@ -228,16 +231,16 @@ export class SqliteObjectStore implements ObjectStore {
         if (row === undefined || old === null) {
           const rowid = Number(insert.run(realm, folded.id, ...values).lastInsertRowid);
           if (location !== null) moves.push([rowid, location.longitude, location.latitude]);
-          toIndex.push(rowid);
+          toIndex.push(putItem(rowid, key, folded.id, next.label, dataJson));
         } else {
           update.run(...values, row.rowid);
           if (location !== old.location) moves.push([row.rowid, location?.longitude ?? null, location?.latitude ?? null]);
-          if (!sameSearchText(old, next)) toIndex.push(row.rowid);
+          if (!sameSearchText(old, next)) toIndex.push(putItem(row.rowid, key, folded.id, next.label, dataJson));
         }
 
         changes.push({ realm, id: folded.id, old, new: next, history: folded.fixes, time: now });
       }
-      const queued: [number, number] | null = toIndex.length === 0 ? null : [this.indexer.queue('put', toIndex), toIndex.length];
+      const queued: [number, number] | null = toIndex.length === 0 ? null : [this.indexer.queue('put', putBody(toIndex)), toIndex.length];
       return { changes, queued };
     });
 

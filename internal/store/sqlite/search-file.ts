@@ -6,16 +6,18 @@
  *
  * The database says what to index in its table `search_queue` (schema.ts), written in
  * the same transaction as the objects it names:
- * - `put`: a JSON array of object rowids whose search text may have changed (new
- *   objects, new label or data). The indexer reads those rows and (re)writes their entries.
+ * - `put`: the objects whose search text may have changed (new objects, new label or
+ *   data), as a JSON array of `[rowid, realm key, id, label, data]` with the state the
+ *   transaction wrote. The indexer (re)writes their entries from that (it does not read
+ *   the rows back: the rows just written are in the WAL, and reading them cost the
+ *   indexer more than it saved).
  * - `del`: a JSON array of rowids whose entries go (a deleted object, by trigger; every
  *   object of a deleted realm, in one entry).
  * Entries are numbered (`seq`, AUTOINCREMENT: never reused). `search_state.applied` in
  * the search file is the last entry applied, updated in the transaction that applies it,
- * so each entry is applied exactly once and in order, whatever crashes in between. The
- * database's rows are read in the same read transaction as the entries, so once the
- * index has applied entry n it holds exactly the search text of every row as of some
- * moment at or after entry n was written.
+ * so each entry is applied exactly once and in order, whatever crashes in between: once
+ * the index has applied entry n it holds exactly the search text every object had when
+ * entry n was written (a later change of an object queues a later entry).
  *
  * The file is derived data: `search_state.source` names the database it indexes (the
  * random id in the database's `search_source`). A missing file, or one made for another
@@ -68,6 +70,19 @@ interface QueueEntry {
   body: string;
 }
 
+/** One object of a `put` entry. */
+export type PutItem = [rowid: number, key: number, id: string, label: string | null, data: Data];
+
+/** The body of a `put` entry, built from the JSON the write already has (data as stored). */
+export function putBody(items: readonly string[]): string {
+  return `[${items.join(',')}]`;
+}
+
+/** One item of a put body: `dataJson` is the data's JSON text, as written to the row. */
+export function putItem(rowid: number, key: number, id: string, label: string | null, dataJson: string): string {
+  return `[${rowid},${key},${JSON.stringify(id)},${label === null ? 'null' : JSON.stringify(label)},${dataJson}]`;
+}
+
 interface IndexRow {
   rowid: number;
   key: number;
@@ -84,7 +99,6 @@ export class SearchFile {
   private readonly clearState: Statement;
   private readonly lastSeq: Statement<[], { seq: number | null }>;
   private readonly entries: Statement<[number, number], QueueEntry>;
-  private readonly rows: Statement<[string], IndexRow>;
   private readonly chunk: Statement<[number], IndexRow>;
   private readonly objectCount: Statement<[], { n: number }>;
   private readonly entryCount: Statement<[], { n: number }>;
@@ -101,9 +115,6 @@ export class SearchFile {
     this.lastSeq = main.prepare('SELECT max(seq) AS seq FROM search_queue');
     this.entries = main.prepare('SELECT seq, op, body FROM search_queue WHERE seq > ? AND seq <= ? ORDER BY seq');
     const columns = 'o.rowid AS rowid, k.key AS key, o.id AS id, o.label AS label, o.data AS data';
-    this.rows = main.prepare(
-      `SELECT ${columns} FROM json_each(?) AS j CROSS JOIN objects o ON o.rowid = j.value JOIN realm_keys k ON k.realm = o.realm`,
-    );
     this.chunk = main.prepare(
       `SELECT ${columns} FROM objects o JOIN realm_keys k ON k.realm = o.realm WHERE o.rowid > ? ORDER BY o.rowid LIMIT ${REBUILD_CHUNK}`,
     );
@@ -151,12 +162,16 @@ export class SearchFile {
           let applied = state.applied;
           let rowids = 0;
           for (const entry of this.entries.iterate(applied, last)) {
-            const ids = JSON.parse(entry.body) as number[];
-            if (entry.op === 'put') this.put(entry.body, ids);
-            else if (entry.op === 'del') this.del(ids);
-            else throw new Error(`search index: unknown queue entry ${entry.op}`);
+            if (entry.op === 'put') {
+              const items = JSON.parse(entry.body) as PutItem[];
+              for (const item of items) this.write.run(item[0], ...searchColumns(item[1], { id: item[2], label: item[3], location: null, data: item[4], seen: null }));
+              rowids += items.length;
+            } else if (entry.op === 'del') {
+              const ids = JSON.parse(entry.body) as number[];
+              this.del(ids);
+              rowids += ids.length;
+            } else throw new Error(`search index: unknown queue entry ${entry.op}`);
             applied = entry.seq;
-            rowids += ids.length;
             if (rowids >= APPLY_ROWIDS) break;
           }
           this.clearState.run();
@@ -167,16 +182,6 @@ export class SearchFile {
     } finally {
       this.main.prepare('COMMIT').run();
     }
-  }
-
-  private put(json: string, ids: readonly number[]): void {
-    const found = new Set<number>();
-    for (const row of this.rows.iterate(json)) {
-      found.add(row.rowid);
-      this.index(row);
-    }
-    // Gone since (deleted, or its realm deleted): no entry.
-    for (const id of ids) if (!found.has(id)) this.remove.run(id);
   }
 
   private del(ids: readonly number[]): void {

@@ -61,11 +61,14 @@ export class SearchIndexer {
   }
 
   /**
-   * Queues index work inside the caller's write transaction: `put` for rowids whose
-   * entries are (re)written, `del` for those that go. Returns the entry's seq.
+   * Queues index work inside the caller's write transaction: `put` with a body made by
+   * search-file.ts putBody (objects whose entries are written), `del` for rowids whose
+   * entries go. Returns the entry's seq.
    */
-  queue(op: 'put' | 'del', rowids: readonly number[]): number {
-    return Number(this.enqueue.run(op, JSON.stringify(rowids)).lastInsertRowid);
+  queue(op: 'put', body: string): number;
+  queue(op: 'del', rowids: readonly number[]): number;
+  queue(op: 'put' | 'del', what: string | readonly number[]): number {
+    return Number(this.enqueue.run(op, typeof what === 'string' ? what : JSON.stringify(what)).lastInsertRowid);
   }
 
   /** After the transaction that queued entry `seq` (of `rowids` objects) committed. */
