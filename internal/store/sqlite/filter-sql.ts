@@ -6,9 +6,10 @@
  * - `id` and `label` are columns; any other field is a key of the `data` JSON text,
  *   read with json_type/json_extract and a quoted JSON path (a `"` or `\` in the key is
  *   written as a \u escape, which SQLite's path parser decodes).
- * - Type-strict: a string matches only json_type 'text', a number only 'integer' or
- *   'real' (compared as REAL: the double JSON.parse would give, also for integers that
- *   JSON.stringify wrote rounded), true/false only 'true'/'false'.
+ * - Type-strict: a string matches only a JSON string, a number only a JSON number
+ *   (compared as REAL: the double JSON.parse would give, also for integers that
+ *   JSON.stringify wrote rounded), true/false only true/false. json_extract gives the
+ *   value; json_type is asked only where the value is ambiguous (dataCondition).
  * - Every compiled condition is TRUE or FALSE, never NULL (IS, coalesce), so that `!=`
  *   can be written as NOT(`=`): a missing field is `!=` anything but null.
  * - Strings compare with the BINARY collation: UTF-8 byte order, which is code point order.
@@ -39,10 +40,19 @@ export function dataPath(key: string): string {
 const TRUE = '1';
 const FALSE = '0';
 
-/** Builds the SQL of one condition on a data key; terms are never NULL. */
+/**
+ * Builds the SQL of one condition on a data key; terms are never NULL.
+ *
+ * A row's data text is parsed by its first JSON call; later calls on the row find the
+ * parse in SQLite's JSON cache, but each still costs about a third of a parse. So the
+ * value test (json_extract) comes first and decides most rows alone; json_type runs
+ * only on the rows that pass it, to reject what the value cannot tell apart: true/false
+ * extract as 1/0, and CAST turns a string such as "90" into a number.
+ */
 function dataCondition(path: string, op: FilterCondition['op'], value: DataValue, params: (string | number)[]): string {
   const type = `json_type(o.data, ?)`;
   const extract = `json_extract(o.data, ?)`;
+  const isNumber = `${type} IN ('integer', 'real')`;
   const equals = (): string => {
     if (value === null) {
       params.push(path);
@@ -53,11 +63,14 @@ function dataCondition(path: string, op: FilterCondition['op'], value: DataValue
       return `(${type} IS '${value ? 'true' : 'false'}')`;
     }
     if (typeof value === 'number') {
-      params.push(path, path, value);
-      return `(coalesce(${type} IN ('integer', 'real'), 0) AND CAST(${extract} AS REAL) = ?)`;
+      params.push(path, value, path);
+      return `(CAST(${extract} AS REAL) IS ? AND ${isNumber})`;
     }
-    params.push(path, path, value);
-    return `(${type} IS 'text' AND ${extract} = ?)`;
+    // Data is flat (domain/data.ts: no arrays or objects), so json_extract gives TEXT
+    // for a JSON string only; numbers and true/false give INTEGER or REAL, never equal
+    // to a TEXT parameter.
+    params.push(path, value);
+    return `(${extract} IS ?)`;
   };
   switch (op) {
     case '=':
@@ -67,12 +80,18 @@ function dataCondition(path: string, op: FilterCondition['op'], value: DataValue
     case '>':
     case '<':
       if (typeof value === 'number') {
-        params.push(path, path, value);
-        return `(coalesce(${type} IN ('integer', 'real'), 0) AND CAST(${extract} AS REAL) ${op} ?)`;
+        params.push(path, value, path);
+        return `(coalesce(CAST(${extract} AS REAL) ${op} ?, 0) AND ${isNumber})`;
       }
       if (typeof value === 'string') {
-        params.push(path, path, value);
-        return `(${type} IS 'text' AND ${extract} ${op} ?)`;
+        // SQLite sorts every number (and true/false, as 1/0) before every TEXT: no
+        // number is `>` a string, but each is `<` one. (Flat data: no TEXT but strings.)
+        if (op === '>') {
+          params.push(path, value);
+          return `coalesce(${extract} > ?, 0)`;
+        }
+        params.push(path, value, path);
+        return `(coalesce(${extract} < ?, 0) AND ${type} IS 'text')`;
       }
       return FALSE;
   }
