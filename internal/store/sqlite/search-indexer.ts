@@ -27,6 +27,12 @@ export const MAX_BACKLOG_ROWIDS = 200_000;
 /** How long a search waits for the index before `unavailable`. */
 const CATCH_UP_TIMEOUT_MS = 60_000;
 const RESTART_MS = 1_000;
+/**
+ * How long stop waits for the worker to finish what it is doing (a rebuild takes about 15 s
+ * per million objects) before ending it: its transaction is then rolled back, and the
+ * work is done again at the next start.
+ */
+const STOP_GRACE_MS = 3_000;
 
 interface Waiter {
   seq: number;
@@ -100,9 +106,14 @@ export class SearchIndexer {
   /** Stops the worker; waits until it has closed its connections. */
   async stop(): Promise<void> {
     this.stopping = true;
-    this.worker?.ref();
-    this.worker?.postMessage('stop');
-    await this.exited;
+    const worker = this.worker;
+    if (worker !== null) {
+      worker.ref();
+      worker.postMessage('stop');
+      const grace = setTimeout(() => void worker.terminate(), STOP_GRACE_MS);
+      await this.exited;
+      clearTimeout(grace);
+    }
     this.fail(new LocusError('unavailable', 'store is closed'));
   }
 
@@ -161,8 +172,14 @@ export class SearchIndexer {
       } else still.push(waiter);
     }
     this.waiters = still;
-    // Applied entries are no longer needed (the search file's state holds the count).
-    if (this.db.open && !this.db.inTransaction) this.dropApplied.run(seq);
+    // Applied entries are no longer needed (the search file's state holds the count). A
+    // failure (the database busy) leaves them for the next time.
+    if (!this.db.open || this.db.inTransaction) return;
+    try {
+      this.dropApplied.run(seq);
+    } catch {
+      // dropped with a later entry
+    }
   }
 
   private fail(err: Error): void {
