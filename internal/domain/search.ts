@@ -16,8 +16,11 @@ import type { TrackedObject } from './types.js';
 /** Most words one search query may have. */
 export const MAX_QUERY_WORDS = 32;
 
-/** A raw word: starts with a letter or digit, continues with letters, digits and marks. */
-const RAW_WORD = /[\p{L}\p{N}][\p{L}\p{N}\p{M}]*/gu;
+/**
+ * A raw word: starts with a letter or digit, continues with letters, digits and marks.
+ * Sticky: searchWords matches it at one position, set through lastIndex.
+ */
+const RAW_WORD = /[\p{L}\p{N}][\p{L}\p{N}\p{M}]*/uy;
 const MARKS = /\p{M}/gu;
 const WORD = /[\p{L}\p{N}]+/gu;
 
@@ -25,20 +28,53 @@ function normalise(raw: string): string {
   return raw.normalize('NFKD').replace(MARKS, '').toLowerCase().normalize('NFKD').replace(MARKS, '').replace(/ς/g, 'σ');
 }
 
-/** Pure ASCII letters and digits: the common case, no Unicode work needed. */
-const ASCII_WORD = /^[A-Za-z0-9]+$/;
+/** ASCII letters and digits: the only ASCII characters in `\p{L}`, `\p{N}` or `\p{M}`. */
+function isAsciiWordChar(c: number): boolean {
+  return (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a);
+}
 
-/** The normalised words of a text, in order (repeats kept). */
-export function searchWords(text: string): string[] {
-  const out: string[] = [];
-  for (const [raw] of text.matchAll(RAW_WORD)) {
-    if (ASCII_WORD.test(raw)) {
-      out.push(raw.toLowerCase());
+/**
+ * The normalised words of a text, in order (repeats kept), appended to `out` when given.
+ *
+ * ASCII is scanned by char code: its words need only lower-casing, and every other ASCII
+ * character separates words. At a code unit ≥ 0x80 the raw word there (or the one the
+ * current ASCII run begins) is matched with RAW_WORD and normalised; the scan goes on
+ * after it. Matching RAW_WORD over the whole text gives the same raw words, just slower.
+ */
+export function searchWords(text: string, out: string[] = []): string[] {
+  let start = -1; // where the current ASCII word began, -1 between words
+  let i = 0;
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) {
+      if (isAsciiWordChar(c)) {
+        if (start < 0) start = i;
+      } else if (start >= 0) {
+        out.push(text.slice(start, i).toLowerCase());
+        start = -1;
+      }
+      i++;
       continue;
     }
-    // Normalising may turn one word into text with separators (`½` → `1⁄2`): split again.
-    for (const [word] of normalise(raw).matchAll(WORD)) out.push(word);
+    RAW_WORD.lastIndex = start >= 0 ? start : i;
+    const raw = RAW_WORD.exec(text)?.[0];
+    if (raw === undefined) {
+      // Not a letter or digit: a separator. Skipping one code unit of a surrogate pair is
+      // fine, the low surrogate after it cannot start a word either.
+      i++;
+      continue;
+    }
+    const end = RAW_WORD.lastIndex;
+    if (end === i) {
+      out.push(raw.toLowerCase()); // the ASCII word before a non-ASCII separator
+    } else {
+      // Normalising may turn one word into text with separators (`½` → `1⁄2`): split again.
+      for (const [word] of normalise(raw).matchAll(WORD)) out.push(word);
+    }
+    start = -1;
+    i = end;
   }
+  if (start >= 0) out.push(text.slice(start).toLowerCase());
   return out;
 }
 
@@ -49,10 +85,10 @@ export function searchWords(text: string): string[] {
  */
 export function objectSearchWords(obj: TrackedObject): string[] {
   const words = searchWords(obj.id);
-  if (obj.label !== null) words.push(...searchWords(obj.label));
+  if (obj.label !== null) searchWords(obj.label, words);
   for (const value of Object.values(obj.data)) {
-    if (typeof value === 'string') words.push(...searchWords(value));
-    else if (typeof value === 'number') words.push(...searchWords(JSON.stringify(value)));
+    if (typeof value === 'string') searchWords(value, words);
+    else if (typeof value === 'number') searchWords(JSON.stringify(value), words);
   }
   return words;
 }

@@ -20,26 +20,38 @@ function prefixed(key: number, words: readonly string[]): string {
   return prefix + words.join(` ${prefix}`);
 }
 
+/** A data value's words, and their indexed text for the realm key last asked for. */
+interface ValueEntry {
+  words: string[];
+  key: number;
+  text: string;
+}
+
 /**
- * Words of one data value, as objectSearchWords finds them in an object holding only that
- * value. Data values repeat across objects (kinds, drivers, states, small numbers), so the
- * words of short values are remembered (bulk ingest spends much of its JavaScript time in
- * Unicode normalisation otherwise).
+ * The indexed text of one data value: its words, as objectSearchWords finds them in an
+ * object holding only that value, prefixed for realm `key`. Data values repeat across
+ * objects (kinds, drivers, states, small numbers), so short values are remembered, words
+ * and text (bulk ingest spends much of its JavaScript time in Unicode normalisation and
+ * joining otherwise). The text is rebuilt from the words when another realm asks.
  */
-const valueWordsCache = new Map<string | number | boolean, string[]>();
+const valueCache = new Map<string | number | boolean, ValueEntry>();
 const VALUE_CACHE_SIZE = 8192;
 const CACHED_TEXT_LENGTH = 64;
 
-function valueWords(value: string | number | boolean): string[] {
-  let words = valueWordsCache.get(value);
-  if (words === undefined) {
-    words = objectSearchWords({ id: '', label: null, location: null, data: { value }, seen: null });
+function valueText(key: number, value: string | number | boolean): string {
+  let entry = valueCache.get(value);
+  if (entry === undefined) {
+    const words = objectSearchWords({ id: '', label: null, location: null, data: { value }, seen: null });
+    entry = { words, key, text: prefixed(key, words) };
     if (typeof value !== 'string' || value.length <= CACHED_TEXT_LENGTH) {
-      if (valueWordsCache.size >= VALUE_CACHE_SIZE) valueWordsCache.clear();
-      valueWordsCache.set(value, words);
+      if (valueCache.size >= VALUE_CACHE_SIZE) valueCache.clear();
+      valueCache.set(value, entry);
     }
+  } else if (entry.key !== key) {
+    entry.key = key;
+    entry.text = prefixed(key, entry.words);
   }
-  return words;
+  return entry.text;
 }
 
 /**
@@ -50,12 +62,13 @@ function valueWords(value: string | number | boolean): string[] {
  */
 export function searchColumns(key: number, obj: TrackedObject): [names: string, terms: string] {
   const names = searchWords(obj.id);
-  if (obj.label !== null) names.push(...searchWords(obj.label));
-  const terms: string[] = [];
+  if (obj.label !== null) searchWords(obj.label, names);
+  let terms = '';
   for (const value of Object.values(obj.data)) {
-    for (const word of valueWords(value)) terms.push(word);
+    const text = valueText(key, value);
+    if (text !== '') terms = terms === '' ? text : `${terms} ${text}`;
   }
-  return [prefixed(key, names), prefixed(key, terms)];
+  return [prefixed(key, names), terms];
 }
 
 /** True when the indexed text of two states of an object is the same (no index write needed). */
