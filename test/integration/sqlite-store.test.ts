@@ -110,7 +110,7 @@ void describe('sqlite store', () => {
     withFile(async (store, path) => {
       await store.ping();
       assert.equal(inspect(path, (db) => db.pragma('journal_mode', { simple: true })), 'wal');
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 4);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 5);
       const tables = (file: string): string[] =>
         inspect(file, (db) =>
           db
@@ -132,7 +132,7 @@ void describe('sqlite store', () => {
     const again = openSqliteStore(path);
     await again.ping();
     await again.close();
-    assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 4);
+    assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 5);
   });
 
   void it('refuses a database written by a newer schema version', () => {
@@ -333,22 +333,44 @@ void describe('sqlite query engine', () => {
   const N = '2024-05-01T12:00:00.000Z';
   const at = (longitude: number, latitude: number, time = T0) => ({ longitude, latitude, time });
 
-  void it('migrates a version 1 file: indexes are built for the objects it holds', async () => {
+  void it('migrates a version 1 file: indexes are built for the objects it holds, data becomes JSONB', async () => {
     const path = freshPath();
     const raw = new Database(path);
     raw.exec(SCHEMA_V1);
     const insert = raw.prepare(
       'INSERT INTO objects (realm, id, label, lon, lat, location, loc_time, seen, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
+    // Data text as earlier versions wrote it (JSON.stringify), with what JSONB must keep.
+    const trickyJson = '{"z":1,"__proto__":"p","a":1e+21,"big":1152921504606847200,"d":0.1,"s":"\\ud800 \\"x\\" \\u0000 😀","t":true}';
     insert.run('acme', 'truck', 'Red Tractor', 13.4, 52.5, JSON.stringify(at(13.4, 52.5)), T0, N0, '{"driver":"Zoë"}');
     insert.run('acme', 'bike', null, null, null, null, null, null, '{}');
+    insert.run('acme', 'tricky', null, null, null, null, null, null, trickyJson);
     insert.run('other', 'truck', 'Tractor', 13.4, 52.5, JSON.stringify(at(13.4, 52.5)), T0, N0, '{}');
     raw.prepare('INSERT INTO history (realm, object_id, time, location) VALUES (?, ?, ?, ?)').run('acme', 'truck', T0, JSON.stringify(at(13.4, 52.5)));
     raw.close();
 
     const store = openSqliteStore(path);
     try {
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 4);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 5);
+      assert.deepEqual(
+        inspect(path, (db) => db.prepare<[], string>('SELECT DISTINCT typeof(data) FROM objects').pluck().all()),
+        ['blob'],
+      );
+      // The data reads back as the text it was: the same values, keys in the same order.
+      const migrated = await store.objects.get('acme', 'tricky');
+      assert.deepEqual(migrated?.data, JSON.parse(trickyJson));
+      assert.equal(JSON.stringify(migrated?.data), trickyJson);
+      assert.deepEqual((await store.objects.get('acme', 'truck'))?.data, { driver: 'Zoë' });
+      assert.deepEqual(
+        (await store.objects.list('acme', { limit: 10 })).items.map((o) => [o.id, o.data]),
+        [['bike', {}], ['tricky', JSON.parse(trickyJson)], ['truck', { driver: 'Zoë' }]],
+      );
+      assert.equal(migrated?.data.s, '\ud800 "x" \u0000 😀');
+      assert.ok(Object.hasOwn(migrated?.data ?? {}, '__proto__'));
+      // Filters read the JSONB.
+      for (const [filter, ids] of [['driver=Zoë', ['truck']], ['a>1e20', ['tricky']], [`big=${2 ** 60 + 256}`, ['tricky']], ['t=true', ['tricky']]] as const) {
+        assert.deepEqual((await store.objects.list('acme', { limit: 10, filter: parseFilter(filter, 10) })).items.map((o) => o.id), ids, filter);
+      }
       const circle: Shape = { cx: 13.4, cy: 52.5, r: 100 };
       assert.deepEqual((await store.objects.list('acme', { limit: 10, shape: circle })).items.map((o) => o.id), ['truck']);
       assert.deepEqual((await store.objects.list('other', { limit: 10, shape: circle })).items.map((o) => o.id), ['truck']);

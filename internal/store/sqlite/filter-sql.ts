@@ -3,9 +3,9 @@
  * with exactly matchesFilter's semantics, so that no row needs re-checking in
  * JavaScript:
  *
- * - `id` and `label` are columns; any other field is a key of the `data` JSON text,
- *   read with json_type/json_extract and a quoted JSON path (a `"` or `\` in the key is
- *   written as a \u escape, which SQLite's path parser decodes).
+ * - `id` and `label` are columns; any other field is a key of `data` (JSONB since
+ *   schema version 5), read with json_type/json_extract and a quoted JSON path (a `"`
+ *   or `\` in the key is written as a \u escape, which SQLite's path parser decodes).
  * - Type-strict: a string matches only a JSON string, a number only a JSON number
  *   (compared as REAL: the double JSON.parse would give, also for integers that
  *   JSON.stringify wrote rounded), true/false only true/false. json_extract gives the
@@ -43,10 +43,10 @@ const FALSE = '0';
 /**
  * Builds the SQL of one condition on a data key; terms are never NULL.
  *
- * A row's data text is parsed by its first JSON call; later calls on the row find the
- * parse in SQLite's JSON cache, but each still costs about a third of a parse. So the
- * value test (json_extract) comes first and decides most rows alone; json_type runs
- * only on the rows that pass it, to reject what the value cannot tell apart: true/false
+ * Each JSON call on a row walks the row's JSONB to the key (no parse: the column held
+ * JSON text before schema version 5, and every row's text was parsed). The value test
+ * (json_extract) comes first and decides most rows alone; json_type runs only on the
+ * rows that pass it, to reject what the value cannot tell apart: true/false
  * extract as 1/0, and CAST turns a string such as "90" into a number.
  */
 function dataCondition(path: string, op: FilterCondition['op'], value: DataValue, params: (string | number)[]): string {

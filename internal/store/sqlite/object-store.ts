@@ -54,13 +54,14 @@ export function spatialCandidateCap(limit: number): number {
 /** Statements of one SQL text are prepared once and kept (queries differ by their filter's form). */
 const STATEMENT_CACHE_SIZE = 256;
 
-const OBJECT_COLUMNS = 'o.rowid AS rowid, o.id AS id, o.label AS label, o.location AS location, o.seen AS seen, o.data AS data';
+/** `objects.data` is JSONB (schema.ts version 5); json() gives back the JSON text written. */
+const OBJECT_COLUMNS = 'o.rowid AS rowid, o.id AS id, o.label AS label, o.location AS location, o.seen AS seen, json(o.data) AS data';
 
 /** The columns a list reads: whole objects, or (with a projection) what the projection needs. */
 function listColumns(fields: string[] | null | undefined): string {
   if (fields === undefined) return OBJECT_COLUMNS;
   const base = 'o.rowid AS rowid, o.id AS id, o.label AS label, NULL AS location, o.seen AS seen';
-  return fields === null || fields.length === 0 ? `${base}, '{}' AS data` : `${base}, o.data AS data`;
+  return fields === null || fields.length === 0 ? `${base}, '{}' AS data` : `${base}, json(o.data) AS data`;
 }
 
 /** Converts a list row; with a projection, data keeps only the named fields. */
@@ -92,7 +93,6 @@ type ObjectValues = [
   location: string | null,
   locTime: string | null,
   seen: string | null,
-  data: string,
 ];
 
 /** Validates a page limit and returns the id after which the page starts ('' sorts before every id). */
@@ -158,7 +158,7 @@ export class SqliteObjectStore implements ObjectStore {
     db.function('locus_inside', { deterministic: false }, (lon: unknown, lat: unknown) =>
       typeof lon === 'number' && typeof lat === 'number' && this.inside(lon, lat) ? 1 : 0,
     );
-    const columns = 'rowid, id, label, location, seen, data';
+    const columns = 'rowid, id, label, location, seen, json(data) AS data';
     this.selectOne = db.prepare(`SELECT ${columns} FROM objects WHERE realm = ? AND id = ?`);
     // The old rows of a whole batch in one statement (an index probe per id).
     const selectMany = db.prepare<[string, string], ObjectRow>(
@@ -167,13 +167,15 @@ export class SqliteObjectStore implements ObjectStore {
     this.selectKey = db.prepare('SELECT key FROM realm_keys WHERE realm = ?');
     // A realm's key prefixes its search words (search-index.ts); the indexer reads it.
     const ensureKey = db.prepare<[string]>('INSERT OR IGNORE INTO realm_keys (realm) VALUES (?)');
-    const insert = db.prepare<[string, string, ...ObjectValues]>(
-      'INSERT INTO objects (realm, id, label, lon, lat, location, loc_time, seen, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    // Data is written as JSONB, converted from the JSON text built here.
+    const insert = db.prepare<[string, string, ...ObjectValues, string]>(
+      'INSERT INTO objects (realm, id, label, lon, lat, location, loc_time, seen, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, jsonb(?))',
     );
     // Updated in place (never INSERT OR REPLACE): the rowid, which the spatial and the
-    // full-text index key on, stays the same for the object's whole life.
-    const update = db.prepare<[...ObjectValues, number]>(
-      'UPDATE objects SET label = ?, lon = ?, lat = ?, location = ?, loc_time = ?, seen = ?, data = ? WHERE rowid = ?',
+    // full-text index key on, stays the same for the object's whole life. Data NULL
+    // keeps the stored JSONB (a location update converts nothing).
+    const update = db.prepare<[...ObjectValues, string | null, number]>(
+      'UPDATE objects SET label = ?, lon = ?, lat = ?, location = ?, loc_time = ?, seen = ?, data = coalesce(jsonb(?), data) WHERE rowid = ?',
     );
     // Key (realm, object_id, time): a second fix with an equal time replaces the first.
     const insertFix = db.prepare<[string, string, string, string]>(
@@ -216,8 +218,10 @@ export class SqliteObjectStore implements ObjectStore {
         if (location === null) locationJson = null;
         else if (row !== undefined && old !== null && location === old.location) locationJson = row.location;
         else locationJson ??= JSON.stringify(location);
-        // Unchanged data keeps its stored text (mergeData returns the same object).
-        const dataJson = row !== undefined && old !== null && next.data === old.data ? row.data : JSON.stringify(next.data);
+        // Unchanged data (mergeData returns the same object) keeps what is stored; its
+        // text, as read, is only needed for the full-text queue.
+        const sameData = row !== undefined && old !== null && next.data === old.data;
+        const dataJson = sameData ? row.data : JSON.stringify(next.data);
 
         const values: ObjectValues = [
           next.label,
@@ -226,14 +230,13 @@ export class SqliteObjectStore implements ObjectStore {
           locationJson,
           location === null ? null : location.time,
           next.seen,
-          dataJson,
         ];
         if (row === undefined || old === null) {
-          const rowid = Number(insert.run(realm, folded.id, ...values).lastInsertRowid);
+          const rowid = Number(insert.run(realm, folded.id, ...values, dataJson).lastInsertRowid);
           if (location !== null) moves.push([rowid, location.longitude, location.latitude]);
           toIndex.push(putItem(rowid, key, folded.id, next.label, dataJson));
         } else {
-          update.run(...values, row.rowid);
+          update.run(...values, sameData ? null : dataJson, row.rowid);
           if (location !== old.location) moves.push([row.rowid, location?.longitude ?? null, location?.latitude ?? null]);
           if (!sameSearchText(old, next)) toIndex.push(putItem(row.rowid, key, folded.id, next.label, dataJson));
         }

@@ -11,6 +11,7 @@ export interface ObjectRow {
   label: string | null;
   location: string | null;
   seen: string | null;
+  /** JSON text: the column holds JSONB (schema.ts version 5), read as `json(data)`. */
   data: string;
 }
 

@@ -114,7 +114,8 @@ export class SearchFile {
     this.source = main.prepare('SELECT id FROM search_source');
     this.lastSeq = main.prepare('SELECT max(seq) AS seq FROM search_queue');
     this.entries = main.prepare('SELECT seq, op, body FROM search_queue WHERE seq > ? AND seq <= ? ORDER BY seq');
-    const columns = 'o.rowid AS rowid, k.key AS key, o.id AS id, o.label AS label, o.data AS data';
+    // objects.data is JSONB (schema.ts version 5): json() gives its JSON text.
+    const columns = 'o.rowid AS rowid, k.key AS key, o.id AS id, o.label AS label, json(o.data) AS data';
     this.chunk = main.prepare(
       `SELECT ${columns} FROM objects o JOIN realm_keys k ON k.realm = o.realm WHERE o.rowid > ? ORDER BY o.rowid LIMIT ${REBUILD_CHUNK}`,
     );
