@@ -408,6 +408,38 @@ void describe('sqlite query engine', () => {
       assert.deepEqual([...indexState(path).keys.keys()], ['a']);
     }));
 
+  void it('builds every realm\'s spatial index in the background at open, with writes racing it', async () => {
+    const path = freshPath();
+    const first = openSqliteStore(path);
+    const n = 60_000; // six chunks of the background pass
+    const spread = (realm: string, count: number, offset: number): ObjectPatch[] =>
+      Array.from({ length: count }, (_, i) => ({ id: `${realm}-${i}`, location: at(((i * 7) % 360) - 180 + offset, ((i * 13) % 170) - 85) }));
+    await first.objects.upsertMany('a', spread('a', n, 0), N0);
+    await first.objects.upsertMany('b', spread('b', 100, 0.5), N0);
+    await first.objects.upsertMany('a', [{ id: 'no-location', label: 'x' }], N0);
+    await first.close();
+
+    const store = openSqliteStore(path);
+    try {
+      const warming = store.objects.locations.warm();
+      // Writes while the pass reads: moves of rows it has read and has not, deletes, new rows.
+      for (let round = 0; round < 5; round++) {
+        await new Promise((resolve) => setImmediate(resolve));
+        assert.equal(store.objects.locations.warming, true, 'the writes race the pass');
+        await store.objects.upsertMany('a', [{ id: `a-${round * 5000}`, location: at(1 + round, 1, T1) }, { id: `a-new-${round}`, location: at(2, 2) }], N1);
+        await store.objects.delete('a', `a-${round * 5000 + 1}`, N1);
+        await store.objects.upsertMany('b', [{ id: `b-${round}`, location: at(3, 3, T1) }], N1);
+        if (round === 2) await store.objects.upsertMany('c', [{ id: 'c-1', location: at(4, 4) }], N1); // a realm new meanwhile
+      }
+      await warming;
+      assert.deepEqual(store.objects.locations.held().sort(), ['a', 'b', 'c'], 'built by the background pass');
+      await assertIndexesInSync(store, path, ['a', 'b', 'c']);
+      assert.equal(store.objects.locations.grid('a').size, n + 5 - 5);
+    } finally {
+      await store.close();
+    }
+  });
+
   void it('deleting a realm purges its index entries one by one, or rebuilds the indexes when it holds most of them', () =>
     withFile(async (store, path) => {
       const seed = async (realm: string, n: number): Promise<void> => {

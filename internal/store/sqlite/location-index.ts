@@ -5,11 +5,18 @@
  * Why not an index in the file: an R*Tree (schema version 2) cost about 19 µs per new
  * object and a B-tree of grid cells about 8 µs (random pages written to the WAL on each
  * commit), against about 0.3 µs here; ingest was bound by it. The rows stay the truth:
- * a realm's grid is built from objects.lon/lat on first use (about 3 s for a million
- * objects), kept current by the object store after each committed write, and dropped
- * when the realm is deleted. The file has one writer process (the server); should
- * another connection write it anyway (the admin CLI, a second server), `PRAGMA
- * data_version` changes, and every grid is rebuilt from the rows on its next use.
+ * every realm's grid is built from objects.lon/lat when the store opens, in the
+ * background (warm: a chunk of rows per turn of the event loop, about 3 s per million
+ * objects in all, so that no request waits for it), or at once by the first shape query
+ * that needs it; kept current by the object store after each committed write, and
+ * dropped when the realm is deleted.
+ *
+ * While the background pass runs, committed writes are applied to the grids it is
+ * building too: the rows it reads later are the committed ones, so a grid ends the same
+ * whichever of the two sees a row first. The file has one writer process (the server);
+ * should another connection write it anyway (the admin CLI, a second server), `PRAGMA
+ * data_version` changes, and every grid is built again from the rows (in the
+ * background, or by the next shape query of its realm).
  */
 import type { Database, Statement } from 'better-sqlite3';
 import { PointGrid } from '../../geo/point-grid.js';
@@ -17,13 +24,26 @@ import { PointGrid } from '../../geo/point-grid.js';
 /** A committed location change: the object's rowid and its new location (null: none). */
 export type LocationMove = [rowid: number, lon: number | null, lat: number | null];
 
+/** Rows the background pass reads per turn of the event loop (about 30 ms). */
+const WARM_CHUNK = 10_000;
+
+interface WarmPass {
+  /** Rows up to this rowid are read. */
+  after: number;
+  /** Grids of the realms seen so far, held once the pass is done. */
+  building: Map<string, PointGrid>;
+}
+
 export class LocationIndex {
   private readonly grids = new Map<string, PointGrid>();
   private readonly selectLocations: Statement<[string], [number, number, number]>;
+  private readonly selectChunk: Statement<[number], [number, string, number, number]>;
   private readonly selectVersion: Statement<[], number>;
   private version: number;
+  private pass: WarmPass | null = null;
+  private warmed: Promise<void> | null = null;
 
-  constructor(db: Database) {
+  constructor(private readonly db: Database) {
     this.selectLocations = db
       // The realm's rowids from the (realm, id) index, then the rows in rowid order (the
       // order of the table's pages): a third faster than reading them in id order.
@@ -31,13 +51,72 @@ export class LocationIndex {
         'SELECT rowid, lon, lat FROM objects WHERE rowid IN (SELECT rowid FROM objects WHERE realm = ?) AND lon IS NOT NULL',
       )
       .raw(true);
+    this.selectChunk = db
+      .prepare<[number], [number, string, number, number]>(
+        `SELECT rowid, realm, lon, lat FROM objects WHERE rowid > ? AND lon IS NOT NULL ORDER BY rowid LIMIT ${WARM_CHUNK}`,
+      )
+      .raw(true);
     this.selectVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
     this.version = this.selectVersion.get() ?? 0;
+  }
+
+  /**
+   * Builds the grid of every realm not held yet, in the background: a chunk of rows per
+   * turn of the event loop. Resolves when done, or when the pass was given up (the file
+   * changed under it, the database closed). Never rejects.
+   */
+  warm(): Promise<void> {
+    this.sync();
+    this.warmed ??= this.runPass().finally(() => {
+      this.warmed = null;
+    });
+    return this.warmed;
+  }
+
+  private async runPass(): Promise<void> {
+    const pass: WarmPass = { after: 0, building: new Map() };
+    this.pass = pass;
+    try {
+      for (;;) {
+        await new Promise((resolve) => setImmediate(resolve));
+        if (this.pass !== pass || !this.db.open) return;
+        this.sync();
+        if (this.pass !== pass || !this.step(pass)) return;
+      }
+    } catch {
+      // Left to the first query of each realm, which builds its grid itself.
+      if (this.pass === pass) this.pass = null;
+    }
+  }
+
+  /** Reads one chunk; false once the pass is over (its grids are then held). */
+  private step(pass: WarmPass): boolean {
+    const rows = this.selectChunk.all(pass.after);
+    for (const [rowid, realm, lon, lat] of rows) {
+      if (this.grids.has(realm)) continue; // built meanwhile by a query, and kept current since
+      let grid = pass.building.get(realm);
+      if (grid === undefined) {
+        grid = new PointGrid();
+        pass.building.set(realm, grid);
+      }
+      grid.set(rowid, lon, lat);
+    }
+    const last = rows[rows.length - 1];
+    if (rows.length === WARM_CHUNK && last !== undefined) {
+      pass.after = last[0];
+      return true;
+    }
+    for (const [realm, grid] of pass.building) if (!this.grids.has(realm)) this.grids.set(realm, grid);
+    this.pass = null;
+    return false;
   }
 
   /** The realm's grid, built from its rows when not held (call within a read transaction). */
   grid(realm: string): PointGrid {
     this.sync();
+    // A background pass under way is finished first: it may hold part of this realm.
+    const pass = this.pass;
+    if (pass !== null) while (this.step(pass));
     let grid = this.grids.get(realm);
     if (grid === undefined) {
       grid = new PointGrid();
@@ -50,7 +129,14 @@ export class LocationIndex {
   /** Applies a committed write's moves; a realm whose grid is not held is left to build later. */
   apply(realm: string, moves: readonly LocationMove[]): void {
     this.sync();
-    const grid = this.grids.get(realm);
+    let grid = this.grids.get(realm);
+    if (grid === undefined && this.pass !== null) {
+      grid = this.pass.building.get(realm);
+      if (grid === undefined) {
+        grid = new PointGrid();
+        this.pass.building.set(realm, grid);
+      }
+    }
     if (grid === undefined) return;
     for (const [rowid, lon, lat] of moves) {
       if (lon === null || lat === null) grid.delete(rowid);
@@ -58,9 +144,20 @@ export class LocationIndex {
     }
   }
 
+  /** True while a background pass is building grids (for tests and diagnostics). */
+  get warming(): boolean {
+    return this.pass !== null;
+  }
+
+  /** The realms whose grid is held (for tests and diagnostics). */
+  held(): string[] {
+    return [...this.grids.keys()];
+  }
+
   /** Drops a realm's grid (its objects are gone). */
   forget(realm: string): void {
     this.grids.delete(realm);
+    this.pass?.building.delete(realm);
   }
 
   /** Drops every grid when another connection has committed to the file since the last look. */
@@ -69,6 +166,11 @@ export class LocationIndex {
     if (version !== this.version) {
       this.version = version;
       this.grids.clear();
+      this.pass = null;
+      // Built again in the background (the next query of a realm builds its own at once).
+      setImmediate(() => {
+        if (this.db.open) void this.warm();
+      });
     }
   }
 }

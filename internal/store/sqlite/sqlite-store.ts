@@ -245,6 +245,8 @@ export class SqliteStore implements Store {
       this.areas = new SqliteAreaStore(db);
       this.pingStatement = db.prepare('SELECT 1');
       this.checkpointer = new Checkpointer(db, file);
+      // The spatial index of every realm, built in the background (location-index.ts).
+      void objects.locations.warm();
     } catch (err) {
       db.close();
       if (this.scratch !== null) rmSync(this.scratch, { recursive: true, force: true });
