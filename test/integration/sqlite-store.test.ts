@@ -478,6 +478,40 @@ void describe('sqlite query engine', () => {
       assert.deepEqual(await found('other'), [5, 5]);
     }));
 
+  void it('updates of recently written objects merge into the committed state, also after a failure or a write by another connection', async () => {
+    const path = freshPath();
+    const store = openSqliteStore(path);
+    const other = openSqliteStore(path);
+    try {
+      await store.objects.upsertMany('acme', [{ id: 'a', label: 'A', location: at(1, 1), data: { k: 1 } }], N0);
+      assert.ok(store.objects.recent.get('acme', 'a') !== undefined, 'held after the write');
+      // A failed batch: the held state stays the committed one.
+      const bad = { big: 10n } as unknown as Data;
+      await assert.rejects(store.objects.upsertMany('acme', [{ id: 'a', label: 'B', data: { k: 2 } }, { id: 'c', data: bad }], N1));
+      await store.objects.upsertMany('acme', [{ id: 'a', location: at(2, 2, T1) }], N1);
+      assert.deepEqual(await store.objects.get('acme', 'a'), { id: 'a', label: 'A', location: at(2, 2, T1), data: { k: 1 }, seen: N1 });
+      // Another connection changes the object: the next update here starts from that.
+      await other.objects.upsertMany('acme', [{ id: 'a', label: 'Other', data: { j: true } }], N1);
+      const [change] = await store.objects.upsertMany('acme', [{ id: 'a', location: at(3, 3, T2), data: { k: null } }], N1);
+      assert.deepEqual(change?.old, { id: 'a', label: 'Other', location: at(2, 2, T1), data: { k: 1, j: true }, seen: N1 });
+      assert.deepEqual(await store.objects.get('acme', 'a'), { id: 'a', label: 'Other', location: at(3, 3, T2), data: { j: true }, seen: N1 });
+      // A deleted object, or one of a deleted realm, is not held.
+      await store.objects.delete('acme', 'a', N1);
+      assert.equal(store.objects.recent.get('acme', 'a'), undefined);
+      await store.objects.upsertMany('acme', [{ id: 'a', data: { fresh: 1 } }], N1);
+      assert.deepEqual((await store.objects.get('acme', 'a'))?.data, { fresh: 1 });
+      await store.realms.put('acme', SETTINGS, N1);
+      await store.realms.delete('acme');
+      assert.equal(store.objects.recent.get('acme', 'a'), undefined);
+      await store.objects.upsertMany('acme', [{ id: 'a', label: 'New' }], N1);
+      assert.deepEqual(await store.objects.get('acme', 'a'), { id: 'a', label: 'New', location: null, data: {}, seen: null });
+      await assertIndexesInSync(store, path, ['acme']);
+    } finally {
+      await other.close();
+      await store.close();
+    }
+  });
+
   void it('a failed batch leaves the indexes as they were', () =>
     withFile(async (store, path) => {
       await store.objects.upsertMany('acme', [{ id: 'a', label: 'Alpha', location: at(1, 1) }], N0);

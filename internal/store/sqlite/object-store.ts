@@ -34,6 +34,7 @@ import { searchMatch, sameSearchText } from './search-index.js';
 import { putBody, putItem } from './search-file.js';
 import type { SearchIndexer } from './search-indexer.js';
 import { LocationIndex, type LocationMove } from './location-index.js';
+import { RecentObjects, type RecentObject } from './recent-objects.js';
 import { queryBoxes } from './query-boxes.js';
 import { settle } from './sqlite-errors.js';
 
@@ -137,10 +138,19 @@ export class SqliteObjectStore implements ObjectStore {
   private readonly spatialCap: (limit: number) => number;
   private readonly selectOne: Statement<[string, string], ObjectRow>;
   private readonly selectKey: Statement<[string], { key: number }>;
-  private readonly upsertTx: (realm: string, patches: readonly ObjectPatch[], now: string, moves: LocationMove[]) => { changes: ObjectChange[]; queued: [number, number] | null };
+  private readonly upsertTx: (
+    realm: string,
+    patches: readonly ObjectPatch[],
+    now: string,
+    moves: LocationMove[],
+  ) => { changes: ObjectChange[]; queued: [number, number] | null; written: [string, RecentObject][] };
   private readonly deleteTx: (realm: string, id: string, now: string) => { change: ObjectChange; rowid: number; queued: number } | null;
   /** The spatial index (in memory, per realm), kept current after each committed write. */
   readonly locations: LocationIndex;
+  /** Recently written objects, so that their next write reads no row. */
+  readonly recent = new RecentObjects();
+  private readonly selectVersion: Statement<[], number>;
+  private version: number;
   private readonly pruneChunkTx: (realm: string, after: string, before: string) => { last: string | null; deleted: number };
   private readonly listTx: (realm: string, query: ObjectListQuery) => Page<TrackedObject>;
 
@@ -154,6 +164,8 @@ export class SqliteObjectStore implements ObjectStore {
   ) {
     this.spatialCap = options.spatialCap ?? spatialCandidateCap;
     this.locations = new LocationIndex(db);
+    this.selectVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
+    this.version = this.selectVersion.get() ?? 0;
     // internal/geo decides "inside", called from SQL so that only hits are sorted and read.
     db.function('locus_inside', { deterministic: false }, (lon: unknown, lat: unknown) =>
       typeof lon === 'number' && typeof lat === 'number' && this.inside(lon, lat) ? 1 : 0,
@@ -191,20 +203,32 @@ export class SqliteObjectStore implements ObjectStore {
       const key = this.selectKey.get(realm)?.key;
       if (key === undefined) throw new Error('realm key missing after insert');
       const batch = foldPatches(patches);
+      // The old state: recently written objects from memory, the others' rows.
       const oldRows = new Map<string, ObjectRow>();
-      if (batch.length === 1) {
-        const row = this.selectOne.get(realm, (batch[0] as (typeof batch)[number]).id);
-        if (row !== undefined) oldRows.set(row.id, row);
-      } else {
-        for (const row of selectMany.all(realm, JSON.stringify(batch.map((f) => f.id)))) oldRows.set(row.id, row);
+      const oldObjects = new Map<string, TrackedObject>();
+      const unread: string[] = [];
+      for (const folded of batch) {
+        const recent = this.recent.get(realm, folded.id);
+        if (recent === undefined) unread.push(folded.id);
+        else {
+          oldRows.set(folded.id, recent.row);
+          oldObjects.set(folded.id, recent.obj);
+        }
       }
+      if (unread.length === 1) {
+        const row = this.selectOne.get(realm, unread[0] as string);
+        if (row !== undefined) oldRows.set(row.id, row);
+      } else if (unread.length > 1) {
+        for (const row of selectMany.all(realm, JSON.stringify(unread))) oldRows.set(row.id, row);
+      }
+      const written: [string, RecentObject][] = [];
 
       const changes: ObjectChange[] = [];
       // Objects whose full-text entry the indexer (re)writes (search-file.ts putItem).
       const toIndex: string[] = [];
       for (const folded of batch) {
         const row = oldRows.get(folded.id);
-        const old = row === undefined ? null : objectFromRow(row);
+        const old = row === undefined ? null : (oldObjects.get(folded.id) ?? objectFromRow(row));
         const next = applyPatch(old, folded, now);
 
         // Each fix is serialised once, for history and (when it became current) for the row.
@@ -235,16 +259,18 @@ export class SqliteObjectStore implements ObjectStore {
           const rowid = Number(insert.run(realm, folded.id, ...values, dataJson).lastInsertRowid);
           if (location !== null) moves.push([rowid, location.longitude, location.latitude]);
           toIndex.push(putItem(rowid, key, folded.id, next.label, dataJson));
+          written.push([folded.id, { row: { rowid, id: folded.id, label: next.label, location: locationJson, seen: next.seen, data: dataJson }, obj: next }]);
         } else {
           update.run(...values, sameData ? null : dataJson, row.rowid);
           if (location !== old.location) moves.push([row.rowid, location?.longitude ?? null, location?.latitude ?? null]);
           if (!sameSearchText(old, next)) toIndex.push(putItem(row.rowid, key, folded.id, next.label, dataJson));
+          written.push([folded.id, { row: { rowid: row.rowid, id: folded.id, label: next.label, location: locationJson, seen: next.seen, data: dataJson }, obj: next }]);
         }
 
         changes.push({ realm, id: folded.id, old, new: next, history: folded.fixes, time: now });
       }
       const queued: [number, number] | null = toIndex.length === 0 ? null : [this.indexer.queue('put', putBody(toIndex)), toIndex.length];
-      return { changes, queued };
+      return { changes, queued, written };
     });
 
     this.deleteTx = db.transaction((realm: string, id: string, now: string) => {
@@ -300,10 +326,12 @@ export class SqliteObjectStore implements ObjectStore {
     // A write waits while the full-text indexer is far behind (searches wait for it).
     await this.indexer.room();
     return settle(() => {
+      this.syncRecent();
       const moves: LocationMove[] = [];
-      const { changes, queued } = this.upsertTx(realm, patches, now, moves);
-      // Committed: the spatial index follows, the full-text indexer is told.
+      const { changes, queued, written } = this.upsertTx(realm, patches, now, moves);
+      // Committed: the spatial index and the recent objects follow, the full-text indexer is told.
       this.locations.apply(realm, moves);
+      for (const [id, entry] of written) this.recent.set(realm, id, entry);
       if (queued !== null) this.indexer.queued(queued[0], queued[1]);
       return changes;
     });
@@ -400,9 +428,24 @@ export class SqliteObjectStore implements ObjectStore {
       const deleted = this.deleteTx(realm, id, now);
       if (deleted === null) return null;
       this.locations.apply(realm, [[deleted.rowid, null, null]]);
+      this.recent.delete(realm, id);
       this.indexer.queued(deleted.queued, 1);
       return deleted.change;
     });
+  }
+
+  /** A realm was deleted: its in-memory state goes. */
+  forgetRealm(realm: string): void {
+    this.locations.forget(realm);
+    this.recent.forget(realm);
+  }
+
+  /** Drops the recent objects when another connection has committed to the file. */
+  private syncRecent(): void {
+    const version = this.selectVersion.get() ?? 0;
+    if (version === this.version) return;
+    this.version = version;
+    this.recent.clear();
   }
 
   /** Resolves once the full-text index holds every write made so far (searches wait for it themselves). */

@@ -240,7 +240,7 @@ export class SqliteStore implements Store {
       this.indexer = new SearchIndexer(db, file);
       const objects = new SqliteObjectStore(db, this.indexer, options);
       this.objects = objects;
-      this.realms = new SqliteRealmStore(db, this.indexer, (realm) => objects.locations.forget(realm));
+      this.realms = new SqliteRealmStore(db, this.indexer, (realm) => objects.forgetRealm(realm));
       this.tokens = new SqliteTokenStore(db);
       this.areas = new SqliteAreaStore(db);
       this.pingStatement = db.prepare('SELECT 1');
