@@ -105,12 +105,16 @@ export class SearchFile {
   private readonly write: Statement<[number, string, string]>;
   private readonly remove: Statement<[number]>;
   private readonly removeAll: Statement;
+  private readonly begin: Statement;
+  private readonly commit: Statement;
 
   /** `main`: a connection to the database, only read. `search`: to the search file, prepared. */
   constructor(
-    private readonly main: Database,
+    main: Database,
     private readonly search: Database,
   ) {
+    this.begin = main.prepare('BEGIN');
+    this.commit = main.prepare('COMMIT');
     this.source = main.prepare('SELECT id FROM search_source');
     this.lastSeq = main.prepare('SELECT max(seq) AS seq FROM search_queue');
     this.entries = main.prepare('SELECT seq, op, body FROM search_queue WHERE seq > ? AND seq <= ? ORDER BY seq');
@@ -150,7 +154,7 @@ export class SearchFile {
   /** One transaction of work; returns the last entry applied after it. */
   private step(): number {
     // One read transaction on the database: entries and rows from the same snapshot.
-    this.main.prepare('BEGIN').run();
+    this.begin.run();
     try {
       const source = this.source.get()?.id;
       if (source === undefined) throw new Error('search index: the database has no search source');
@@ -181,7 +185,7 @@ export class SearchFile {
         })
         .immediate();
     } finally {
-      this.main.prepare('COMMIT').run();
+      this.commit.run();
     }
   }
 
