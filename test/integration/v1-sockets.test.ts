@@ -299,11 +299,25 @@ describe('v1 over WebSocket and TCP', () => {
   });
 
   describe('WebSocket specifics', () => {
-    it('a message over the limit closes the connection with 1009', async () => {
+    it('a message over the limit is a too_large error, then close code 1009; the messages before it are answered', async () => {
       const client = await connectWs(h.url, r1.read);
+      client.sendText('[{"typ":"sys","act":"pin","rid":"before"}]');
       client.sendText('[' + ' '.repeat(maxMessageBytes) + ']');
-      const closed = await client.closed;
-      assert.equal(closed.code, 1009);
+      assert.equal((await client.next())[0].rid, 'before');
+      assertMessageError(await client.next(), 'too_large');
+      assert.equal((await client.closed).code, 1009);
+    });
+
+    it('a message over twice the limit is refused while it arrives, with close code 1009', async () => {
+      const client = await connectWs(h.url, r1.read);
+      client.sendText('[' + ' '.repeat(2 * maxMessageBytes) + ']');
+      assert.equal((await client.closed).code, 1009);
+    });
+
+    it('a message over the limit before the handshake fails it', async () => {
+      const client = await connectWs(h.url);
+      client.sendText('x'.repeat(maxMessageBytes + 10));
+      await assertAuthFailure(client);
     });
 
     it('binary frames carry UTF-8 JSON too; invalid UTF-8 there is invalid_json', async () => {

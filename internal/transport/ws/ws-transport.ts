@@ -1,9 +1,11 @@
 /**
  * The v1 protocol over WebSocket (`GET /v1/ws` on the HTTP listener). It only frames
- * and writes; everything else is the session's. A message over the size limit is
- * refused by `ws` itself, which closes the connection with code 1009 (the catalogue's
- * close code of `too_large`). While an idle timeout is set, the server pings every
- * half timeout and a pong counts as a sign of life.
+ * and writes; everything else is the session's. A message over the size limit gets a
+ * `too_large` error message, then close code 1009 (as a TCP line over the limit does),
+ * once received whole; one over twice the limit is refused by `ws` itself while it
+ * arrives, with close code 1009 alone (so that no message larger than that is ever
+ * buffered). While an idle timeout is set, the server pings every half timeout and a
+ * pong counts as a sign of life.
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -44,6 +46,10 @@ function socketWire(ws: WebSocket, closeGraceMs: number): Wire {
   };
 }
 
+function byteLength(data: RawData): number {
+  return Array.isArray(data) ? data.reduce((sum, part) => sum + part.length, 0) : data.byteLength;
+}
+
 function text(data: RawData): string | null {
   const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
   try {
@@ -62,7 +68,8 @@ function refuse(socket: Duplex, status: number, statusText: string, err: LocusEr
 }
 
 export function attachWebSocket(server: Server, gateway: ActionGateway, options: WsOptions): WsEndpoint {
-  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxMessageBytes, perMessageDeflate: false });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 2 * options.maxMessageBytes, perMessageDeflate: false });
+  const tooLarge = new LocusError('too_large', `a message is longer than ${options.maxMessageBytes} bytes`);
   const live = new Map<WebSocket, Session>();
   let accepting = true;
 
@@ -86,6 +93,11 @@ export function attachWebSocket(server: Server, gateway: ActionGateway, options:
     if (session === null) return;
     live.set(ws, session);
     ws.on('message', (data, isBinary) => {
+      if (byteLength(data) > options.maxMessageBytes) {
+        ws.pause();
+        session.receiveFatal(tooLarge);
+        return;
+      }
       // Text frames are valid UTF-8 (ws checks); binary frames are decoded here.
       const decoded = isBinary ? text(data) : (data as Buffer).toString('utf8');
       if (decoded === null) session.receiveUndecodable();
