@@ -6,7 +6,7 @@
  * object and a B-tree of grid cells about 8 µs (random pages written to the WAL on each
  * commit), against about 0.3 µs here; ingest was bound by it. The rows stay the truth:
  * every realm's grid is built from objects.lon/lat when the store opens, in the
- * background (warm: a chunk of rows per turn of the event loop, about 3 s per million
+ * background (warm: a chunk of rows per turn of the event loop, about 4 s per million
  * objects in all, so that no request waits for it), or at once by the first shape query
  * that needs it; kept current by the object store after each committed write, and
  * dropped when the realm is deleted.
@@ -24,7 +24,7 @@ import { PointGrid } from '../../geo/point-grid.js';
 /** A committed location change: the object's rowid and its new location (null: none). */
 export type LocationMove = [rowid: number, lon: number | null, lat: number | null];
 
-/** Rows the background pass reads per turn of the event loop (about 30 ms). */
+/** Rows the background pass reads per turn of the event loop (tens of ms; 0.1 s at most measured). */
 const WARM_CHUNK = 10_000;
 
 interface WarmPass {

@@ -28,7 +28,7 @@ export const MAX_BACKLOG_ROWIDS = 200_000;
 const CATCH_UP_TIMEOUT_MS = 60_000;
 const RESTART_MS = 1_000;
 /**
- * How long stop waits for the worker to finish what it is doing (a rebuild takes about 15 s
+ * How long stop waits for the worker to finish what it is doing (a rebuild takes about 20 s
  * per million objects) before ending it: its transaction is then rolled back, and the
  * work is done again at the next start.
  */
