@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
+import { LocusError } from '../../internal/errors.js';
 import { openSqliteStore, type SqliteStore } from '../../internal/store/sqlite/sqlite-store.js';
 import { configure } from '../../internal/store/sqlite/schema.js';
 import { prepareSearchFile, putBody, putItem, SearchFile, searchFilePath } from '../../internal/store/sqlite/search-file.js';
@@ -116,6 +117,34 @@ void describe('search file', () => {
     } finally {
       await cli.close();
       await server.close();
+    }
+  });
+
+  void it('a failing indexer is reported and retried; searches fail with unavailable meanwhile, then work', async () => {
+    const path = freshPath();
+    mkdirSync(searchFilePath(path)); // a directory where the file belongs: the worker cannot open it
+    const errors: Error[] = [];
+    const store = openSqliteStore(path, { onIndexerError: (err) => errors.push(err) });
+    try {
+      await store.objects.upsertMany('acme', [{ id: 'a', label: 'Tractor' }], N0);
+      await assert.rejects(store.objects.search('acme', { words: ['trac'], limit: 10 }), (err) => err instanceof LocusError && err.code === 'unavailable');
+      assert.ok(errors.length >= 1, 'the failure was reported');
+      // The cause goes away: a restarted worker builds the index from the objects.
+      rmSync(searchFilePath(path), { recursive: true });
+      let hits: string[] = [];
+      for (let attempt = 0; attempt < 50 && hits.length === 0; attempt++) {
+        try {
+          hits = await ids(store, 'acme', ['trac']);
+        } catch (err) {
+          assert.ok(err instanceof LocusError && err.code === 'unavailable', String(err));
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      }
+      assert.deepEqual(hits, ['a']);
+      // Writes went on all along.
+      assert.equal((await store.objects.get('acme', 'a'))?.label, 'Tractor');
+    } finally {
+      await store.close();
     }
   });
 

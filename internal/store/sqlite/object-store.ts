@@ -131,6 +131,8 @@ export interface ObjectStoreOptions {
    * spatialCandidateCap). Tests set it to force either plan.
    */
   spatialCap?: (limit: number) => number;
+  /** Hears of a failure of the full-text indexer's thread (it is retried; searches wait or fail meanwhile). */
+  onIndexerError?: (err: Error) => void;
 }
 
 export class SqliteObjectStore implements ObjectStore {

@@ -56,9 +56,11 @@ export class SearchIndexer {
   private readonly dropApplied: Statement<[number]>;
   private readonly enqueue: Statement<[string, string]>;
 
+  /** `onError` hears of each failure of the worker (an exception, a failed apply). */
   constructor(
     private readonly db: Database,
     private readonly path: string,
+    private readonly onError: (err: Error) => void = () => undefined,
   ) {
     this.lastSeq = db.prepare<[], number | null>('SELECT max(seq) FROM search_queue').pluck();
     this.dropApplied = db.prepare('DELETE FROM search_queue WHERE seq <= ?');
@@ -140,9 +142,10 @@ export class SearchIndexer {
     this.worker = worker;
     worker.on('message', (report: WorkerReport) => {
       if (report.type === 'applied') this.advance(report.seq);
+      else this.onError(new Error(`search indexer: ${report.message}`));
     });
-    // An error ends the thread: the exit handler below deals with it.
-    worker.on('error', () => undefined);
+    // An error ends the thread: the exit handler below restarts it.
+    worker.on('error', (err) => this.onError(err));
     this.exited = new Promise((resolve) => {
       worker.once('exit', () => {
         this.worker = null;

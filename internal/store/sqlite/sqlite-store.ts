@@ -237,7 +237,7 @@ export class SqliteStore implements Store {
     try {
       configure(db);
       migrate(db);
-      this.indexer = new SearchIndexer(db, file);
+      this.indexer = new SearchIndexer(db, file, options.onIndexerError);
       const objects = new SqliteObjectStore(db, this.indexer, options);
       this.objects = objects;
       this.realms = new SqliteRealmStore(db, this.indexer, (realm) => objects.forgetRealm(realm));
