@@ -15,8 +15,8 @@
  *   the realm's search tokens.
  * - `object_rtree`, an R*Tree of object locations (dropped by version 3, created empty
  *   here since version 3 follows).
- * - `object_fts`: FTS5, contentless with delete support, over the search words of each
- *   object (domain/search.ts objectSearchWords), each word prefixed by `<realm key>x` so
+ * - `object_fts` (created empty here, since version 4 replaces it): FTS5, contentless
+ *   with delete support, over the search words of each object (objectSearchWords), each word prefixed by `<realm key>x` so
  *   that a prefix query only reaches its realm's terms. Column `names` holds the words
  *   of id and label (weighted higher in ranking), `terms` those of the data values. The words are
  *   computed in JavaScript by the one tokenizer and indexed with the `ascii` tokenizer,
@@ -45,8 +45,6 @@
  * text, strings their escapes, keys their order). Areas keep JSON text.
  */
 import type { Database } from 'better-sqlite3';
-import { objectFromRow, type ObjectRow } from './rows.js';
-import { searchColumns } from './search-index.js';
 
 type Migration = string | ((db: Database) => void);
 
@@ -96,8 +94,9 @@ const MIGRATIONS: readonly Migration[] = [
     PRIMARY KEY (realm, object_id, time)
   ) WITHOUT ROWID;
   `,
-  (db) => {
-    db.exec(`
+  // The index tables start empty: version 4 drops object_fts and indexes the objects in the
+  // search file (search-file.ts), version 3 drops the R*Tree.
+  `
     CREATE TABLE realm_keys (
       key   INTEGER PRIMARY KEY AUTOINCREMENT,
       realm TEXT NOT NULL UNIQUE
@@ -113,27 +112,7 @@ const MIGRATIONS: readonly Migration[] = [
     END;
 
     INSERT INTO realm_keys (realm) SELECT DISTINCT realm FROM objects ORDER BY realm;
-    `);
-    // Index the objects the file holds: search words from the one tokenizer in domain/search.ts.
-    const keys = new Map(
-      db
-        .prepare<[], { key: number; realm: string }>('SELECT key, realm FROM realm_keys')
-        .all()
-        .map((row) => [row.realm, row.key]),
-    );
-    const insertText = db.prepare<[number, string, string]>('INSERT INTO object_fts (rowid, names, terms) VALUES (?, ?, ?)');
-    const chunk = db.prepare<[number], ObjectRow & { realm: string }>(
-      'SELECT rowid, realm, id, label, location, seen, data FROM objects WHERE rowid > ? ORDER BY rowid LIMIT 10000',
-    );
-    for (let rows = chunk.all(0); rows.length > 0; rows = chunk.all(rows[rows.length - 1]?.rowid ?? 0)) {
-      for (const row of rows) {
-        const key = keys.get(row.realm);
-        if (key === undefined) throw new Error('sqlite store: migration found a realm without key');
-        const [names, terms] = searchColumns(key, objectFromRow(row));
-        insertText.run(row.rowid, names, terms);
-      }
-    }
-  },
+    `,
   `
   DROP TRIGGER objects_index_delete;
   DROP TABLE object_rtree;

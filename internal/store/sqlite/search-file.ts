@@ -100,7 +100,6 @@ export class SearchFile {
   private readonly lastSeq: Statement<[], { seq: number | null }>;
   private readonly entries: Statement<[number, number], QueueEntry>;
   private readonly chunk: Statement<[number], IndexRow>;
-  private readonly objectCount: Statement<[], { n: number }>;
   private readonly entryCount: Statement<[], { n: number }>;
   private readonly write: Statement<[number, string, string]>;
   private readonly remove: Statement<[number]>;
@@ -123,7 +122,6 @@ export class SearchFile {
     this.chunk = main.prepare(
       `SELECT ${columns} FROM objects o JOIN realm_keys k ON k.realm = o.realm WHERE o.rowid > ? ORDER BY o.rowid LIMIT ${REBUILD_CHUNK}`,
     );
-    this.objectCount = main.prepare('SELECT count(*) AS n FROM objects');
     this.state = search.prepare('SELECT source, applied FROM search_state');
     this.clearState = search.prepare('DELETE FROM search_state');
     this.setState = search.prepare('INSERT INTO search_state (source, applied) VALUES (?, ?)');
@@ -218,10 +216,5 @@ export class SearchFile {
     this.clearState.run();
     this.setState.run(source, last);
     return last;
-  }
-
-  /** Objects in the database and entries in the index (for tests and checks). */
-  counts(): { objects: number; entries: number } {
-    return { objects: this.objectCount.get()?.n ?? 0, entries: this.entryCount.get()?.n ?? 0 };
   }
 }
