@@ -29,7 +29,7 @@ import { compileShape, type PointTest } from '../../geo/contains.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import type { HistoryQuery, ObjectListQuery, ObjectStore, Page, SearchHit, SearchQuery } from '../port.js';
 import { compileFilter } from './filter-sql.js';
-import { objectFromRow, type ObjectRow } from './rows.js';
+import { objectFromRow, objectFromTuple, type ObjectRow, type ObjectTuple } from './rows.js';
 import { searchMatch, sameSearchText } from './search-index.js';
 import { putBody, putItem } from './search-file.js';
 import type { SearchIndexer } from './search-indexer.js';
@@ -66,10 +66,10 @@ function listColumns(fields: string[] | null | undefined): string {
 }
 
 /** Converts a list row; with a projection, data keeps only the named fields. */
-function projector(fields: string[] | null | undefined): (row: ObjectRow) => TrackedObject {
-  if (fields === undefined || fields === null || fields.length === 0) return objectFromRow;
+function projector(fields: string[] | null | undefined): (row: ObjectTuple) => TrackedObject {
+  if (fields === undefined || fields === null || fields.length === 0) return objectFromTuple;
   return (row) => {
-    const obj = objectFromRow(row);
+    const obj = objectFromTuple(row);
     const kept: [string, string | number | boolean][] = [];
     for (const field of fields) {
       if (Object.hasOwn(obj.data, field)) kept.push([field, obj.data[field] as string | number | boolean]);
@@ -77,10 +77,6 @@ function projector(fields: string[] | null | undefined): (row: ObjectRow) => Tra
     obj.data = Object.fromEntries(kept);
     return obj;
   };
-}
-
-interface SearchRow extends ObjectRow {
-  bm25: number;
 }
 
 /** The SQL term of the exact test (a function registered by SqliteObjectStore). */
@@ -112,7 +108,7 @@ export function toPage<R, T>(rows: R[], limit: number, convert: (row: R) => T, k
   return { items: kept.map(convert), next: more && last !== undefined ? encodeCursor(key(last)) : null };
 }
 
-const rowId = (row: { id: string }): string => row.id;
+const tupleId = (row: ObjectTuple): string => row[1];
 const NORMALISED_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const emptyPage = <T>(): Page<T> => ({ items: [], next: null });
 
@@ -306,16 +302,18 @@ export class SqliteObjectStore implements ObjectStore {
     });
   }
 
-  /** A prepared statement for `sql`, from the cache. */
-  private statement<R>(sql: string): Statement<unknown[], R> {
-    let statement = this.statements.get(sql);
+  /** A prepared statement for `sql`, from the cache; `raw`: its rows are arrays. */
+  private statement<R>(sql: string, raw = false): Statement<unknown[], R> {
+    const key = raw ? `raw:${sql}` : sql;
+    let statement = this.statements.get(key);
     if (statement === undefined) {
       if (this.statements.size >= STATEMENT_CACHE_SIZE) {
         const oldest = this.statements.keys().next().value;
         if (oldest !== undefined) this.statements.delete(oldest);
       }
       statement = this.db.prepare(sql);
-      this.statements.set(sql, statement);
+      if (raw) statement.raw(true);
+      this.statements.set(key, statement);
     }
     return statement as Statement<unknown[], R>;
   }
@@ -412,14 +410,14 @@ export class SqliteObjectStore implements ObjectStore {
   private listNow(realm: string, query: ObjectListQuery): Page<TrackedObject> {
     const planned = this.listPlan(realm, query);
     if (planned === null) return emptyPage();
-    const statement = this.statement<ObjectRow>(planned.sql);
+    const statement = this.statement<ObjectTuple>(planned.sql, true);
     const convert = projector(query.fields);
-    if (query.shape === undefined) return toPage(statement.all(...planned.params), query.limit, convert, rowId);
+    if (query.shape === undefined) return toPage(statement.all(...planned.params), query.limit, convert, tupleId);
     // The statement calls locus_inside(lon, lat), this shape's exact test, on each
     // candidate (better-sqlite3 is synchronous: no other query runs meanwhile).
     this.inside = compileShape(query.shape);
     try {
-      return toPage(statement.all(...planned.params), query.limit, convert, rowId);
+      return toPage(statement.all(...planned.params), query.limit, convert, tupleId);
     } finally {
       this.inside = outside;
     }
@@ -469,15 +467,17 @@ export class SqliteObjectStore implements ObjectStore {
       // FTS5 ranks (rank = bm25(2.0, 1.0), set by search-file.ts: lower is better, id and
       // label words weigh twice as much as data words) and keeps the best `limit` before
       // any object row is read; equal ranks then follow id order.
-      const rows = this.statement<SearchRow>(
+      const rows = this.statement<ObjectTuple>(
         `SELECT ${listColumns(query.fields)}, f.rank AS bm25
          FROM (SELECT rowid, rank FROM search.object_fts WHERE object_fts MATCH ? ORDER BY rank LIMIT ?) AS f
          CROSS JOIN objects o ON o.rowid = f.rowid
          WHERE o.realm = ? ORDER BY f.rank, o.id`,
+        true,
       ).all(searchMatch(key, query.words), query.limit, realm);
       // Reported as higher-is-better; + 0 turns a -0 into 0.
       const convert = projector(query.fields);
-      return rows.map((row) => ({ object: convert(row), score: -row.bm25 + 0 }));
+      // The rank is the column after the object's.
+      return rows.map((row) => ({ object: convert(row), score: -(row[6] as number) + 0 }));
     });
   }
 

@@ -150,11 +150,20 @@ const CACHE_KIB = 64 * 1024;
  */
 const MMAP_BYTES = 2 ** 30;
 
+/**
+ * The page cache and memory map of one schema of a connection: `main`, or an attached
+ * file (which otherwise gets SQLite's defaults, a 2 MiB cache and no map: a search
+ * ranking thousands of matches then reads each match's size through read() calls).
+ */
+export function configureCache(db: Database, schema = 'main'): void {
+  db.pragma(`${schema}.cache_size = -${CACHE_KIB}`);
+  db.pragma(`${schema}.mmap_size = ${MMAP_BYTES}`);
+}
+
 /** Sets the connection pragmas every store relies on. */
 export function configure(db: Database): void {
   db.pragma('busy_timeout = 5000');
-  db.pragma(`cache_size = -${CACHE_KIB}`);
-  db.pragma(`mmap_size = ${MMAP_BYTES}`);
+  configureCache(db);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');

@@ -17,6 +17,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { Worker } from 'node:worker_threads';
 import { LocusError } from '../../errors.js';
+import { configureCache } from './schema.js';
 import { searchFilePath } from './search-file.js';
 import type { WorkerReport } from './search-worker.js';
 
@@ -102,6 +103,7 @@ export class SearchIndexer {
   attach(): void {
     if (this.attached) return;
     this.db.prepare('ATTACH DATABASE ? AS search').run(searchFilePath(this.path));
+    configureCache(this.db, 'search');
     this.attached = true;
   }
 
