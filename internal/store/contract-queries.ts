@@ -545,12 +545,18 @@ export function queryContract(withStore: WithStore): void {
         // The objects themselves and their current locations stay.
         assert.deepEqual((await store.objects.get('h', 'bus'))?.location, at(9, 9, T(1)));
         assert.equal(await store.objects.pruneHistory('h', T(2)), 0);
+        // A pruned current location does not come back when a newer fix replaces it; an
+        // older fix written after the prune is kept (until the next one).
+        await store.objects.upsertMany('h', [{ id: 'bus', location: at(8, 8, T(5)) }, { id: 'bus', location: at(7, 7, T(0)) }], N1);
+        assert.deepEqual(times(await store.objects.history('h', 'bus', { limit: 100, order: 'asc' })), minutes(0, 5));
+        assert.equal(await store.objects.pruneHistory('h', T(2)), 1);
+        assert.deepEqual(times(await store.objects.history('h', 'bus', { limit: 100, order: 'asc' })), minutes(5));
         assert.equal(await store.objects.pruneHistory('empty', T(2)), 0);
         // An aborted prune stops before it starts.
         const aborted = new AbortController();
         aborted.abort();
         assert.equal(await store.objects.pruneHistory('h', T(9), { signal: aborted.signal }), 0);
-        assert.equal(await store.objects.pruneHistory('h', T(9)), 3);
+        assert.equal(await store.objects.pruneHistory('h', T(9)), 4); // car T2, T3, T4; bus T5
       }));
 
     void it('pruning many objects works through all of them', () =>

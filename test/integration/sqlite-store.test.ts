@@ -110,7 +110,7 @@ void describe('sqlite store', () => {
     withFile(async (store, path) => {
       await store.ping();
       assert.equal(inspect(path, (db) => db.pragma('journal_mode', { simple: true })), 'wal');
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 5);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 6);
       const tables = (file: string): string[] =>
         inspect(file, (db) =>
           db
@@ -132,7 +132,7 @@ void describe('sqlite store', () => {
     const again = openSqliteStore(path);
     await again.ping();
     await again.close();
-    assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 5);
+    assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 6);
   });
 
   void it('refuses a database written by a newer schema version', () => {
@@ -163,13 +163,22 @@ void describe('sqlite store', () => {
 
   void it('an error in the middle of upsertMany leaves the database unchanged', () =>
     withFile(async (store, path) => {
-      await store.objects.upsertMany('acme', [{ id: 'a', label: 'A', location: { longitude: 1, latitude: 1, time: T0 }, data: { n: 1 } }], N0);
+      // A past fix (T0, in history) and the current one (T1, in the row).
+      await store.objects.upsertMany(
+        'acme',
+        [
+          { id: 'a', location: { longitude: 0, latitude: 0, time: T0 } },
+          { id: 'a', label: 'A', location: { longitude: 1, latitude: 1, time: T1 }, data: { n: 1 } },
+        ],
+        N0,
+      );
       const before = historyRows(path);
 
-      // The third object's data cannot be serialised: the first two were already written in the transaction.
+      // The third object's data cannot be serialised: the first two were already written
+      // in the transaction (and a's T1 fix moved to history).
       const unserialisable = { big: 10n } as unknown as Data;
       const patches: ObjectPatch[] = [
-        { id: 'a', label: 'A2', location: { longitude: 2, latitude: 2, time: T1 }, data: { n: 2 } },
+        { id: 'a', label: 'A2', location: { longitude: 2, latitude: 2, time: T2 }, data: { n: 2 } },
         { id: 'b', label: 'B', location: { longitude: 3, latitude: 3, time: T1 } },
         { id: 'c', data: unserialisable },
       ];
@@ -178,7 +187,7 @@ void describe('sqlite store', () => {
       assert.deepEqual(await store.objects.get('acme', 'a'), {
         id: 'a',
         label: 'A',
-        location: { longitude: 1, latitude: 1, time: T0 },
+        location: { longitude: 1, latitude: 1, time: T1 },
         data: { n: 1 },
         seen: N0,
       });
@@ -186,12 +195,13 @@ void describe('sqlite store', () => {
       assert.equal(await store.objects.get('acme', 'c'), null);
       assert.deepEqual(historyRows(path), before);
       assert.equal(before.length, 1);
+      assert.deepEqual((await store.objects.history('acme', 'a', { limit: 10, order: 'asc' })).items.map((fix) => fix.time), [T0, T1]);
       // And the store still works.
       await store.objects.upsertMany('acme', [{ id: 'b', label: 'B' }], N1);
       assert.equal((await store.objects.get('acme', 'b'))?.label, 'B');
     }));
 
-  void it('history holds every fix of a bulk; equal times keep the later one', () =>
+  void it('history holds every past fix of a bulk, the current one is the row; equal times keep the later one', () =>
     withFile(async (store, path) => {
       await store.objects.upsertMany(
         'acme',
@@ -206,13 +216,27 @@ void describe('sqlite store', () => {
       await store.objects.upsertMany('other', [{ id: 'x', location: { longitude: 5, latitude: 5, time: T0 } }], N0);
       assert.deepEqual(
         historyRows(path).map((row) => [row.realm, row.object_id, row.time, JSON.parse(row.location) as unknown]),
-        [
-          ['acme', 'x', T0, { longitude: 2, latitude: 2, time: T0 }],
-          ['acme', 'x', T1, { longitude: 3, latitude: 3, time: T1, speed: 4 }],
-          ['acme', 'y', T2, { longitude: 9, latitude: 9, time: T2 }],
-          ['other', 'x', T0, { longitude: 5, latitude: 5, time: T0 }],
-        ],
+        [['acme', 'x', T0, { longitude: 2, latitude: 2, time: T0 }]],
       );
+      const history = async (realm: string, id: string): Promise<unknown[]> => (await store.objects.history(realm, id, { limit: 10, order: 'asc' })).items;
+      assert.deepEqual(await history('acme', 'x'), [
+        { longitude: 2, latitude: 2, time: T0 },
+        { longitude: 3, latitude: 3, time: T1, speed: 4 },
+      ]);
+      assert.deepEqual(await history('acme', 'y'), [{ longitude: 9, latitude: 9, time: T2 }]);
+      assert.deepEqual(await history('other', 'x'), [{ longitude: 5, latitude: 5, time: T0 }]);
+      // A newer fix moves the current one to history; an equal time replaces it there.
+      await store.objects.upsertMany('acme', [{ id: 'y', location: { longitude: 8, latitude: 8, time: '2024-05-01T10:00:03.000Z' } }], N1);
+      await store.objects.upsertMany('acme', [{ id: 'x', location: { longitude: 4, latitude: 4, time: T2 } }, { id: 'x', location: { longitude: 6, latitude: 6, time: T1 } }], N1);
+      assert.deepEqual(
+        historyRows(path).map((row) => `${row.realm}/${row.object_id}@${row.time}:${(JSON.parse(row.location) as { longitude: number }).longitude}`),
+        [`acme/x@${T0}:2`, `acme/x@${T1}:6`, `acme/y@${T2}:9`],
+      );
+      assert.deepEqual(await history('acme', 'x'), [
+        { longitude: 2, latitude: 2, time: T0 },
+        { longitude: 6, latitude: 6, time: T1 },
+        { longitude: 4, latitude: 4, time: T2 },
+      ]);
     }));
 
   void it('stores lon, lat and the fix time in columns and keeps the rowid across updates', () =>
@@ -242,6 +266,7 @@ void describe('sqlite store', () => {
             { id: 'a', location: { longitude: 1, latitude: 1, time: T0 } },
             { id: 'a', location: { longitude: 1, latitude: 1, time: T1 } },
             { id: 'b', location: { longitude: 2, latitude: 2, time: T0 } },
+            { id: 'b', location: { longitude: 2, latitude: 2, time: T1 } },
           ],
           N0,
         );
@@ -351,7 +376,7 @@ void describe('sqlite query engine', () => {
 
     const store = openSqliteStore(path);
     try {
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 5);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 6);
       assert.deepEqual(
         inspect(path, (db) => db.prepare<[], string>('SELECT DISTINCT typeof(data) FROM objects').pluck().all()),
         ['blob'],
@@ -376,7 +401,11 @@ void describe('sqlite query engine', () => {
       assert.deepEqual((await store.objects.list('other', { limit: 10, shape: circle })).items.map((o) => o.id), ['truck']);
       const hits = await store.objects.search('acme', { words: ['zoe', 'trac'], limit: 10 });
       assert.deepEqual(hits.map((h) => h.object.id), ['truck']);
+      // History: the row that duplicated truck's current fix is gone, the fix still reads
+      // back; other/truck's current fix had no row (pruned before): it stays out.
+      assert.deepEqual(historyRows(path), []);
       assert.deepEqual((await store.objects.history('acme', 'truck', { limit: 10, order: 'asc' })).items, [at(13.4, 52.5)]);
+      assert.deepEqual((await store.objects.history('other', 'truck', { limit: 10, order: 'asc' })).items, []);
       // New writes in a migrated realm are indexed too.
       await store.objects.upsertMany('acme', [{ id: 'bike', label: 'Tractor bike', location: at(13.4, 52.5, T1) }], N1);
       assert.deepEqual((await store.objects.list('acme', { limit: 10, shape: circle })).items.map((o) => o.id), ['bike', 'truck']);

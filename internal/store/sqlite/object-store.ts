@@ -184,12 +184,17 @@ export class SqliteObjectStore implements ObjectStore {
     // Updated in place (never INSERT OR REPLACE): the rowid, which the spatial and the
     // full-text index key on, stays the same for the object's whole life. Data NULL
     // keeps the stored JSONB (a location update converts nothing).
-    const update = db.prepare<[...ObjectValues, string | null, number]>(
-      'UPDATE objects SET label = ?, lon = ?, lat = ?, location = ?, loc_time = ?, seen = ?, data = coalesce(jsonb(?), data) WHERE rowid = ?',
+    // loc_pruned * ?: 0 when the location changes (a new current fix), else kept.
+    const update = db.prepare<[...ObjectValues, string | null, number, number]>(
+      'UPDATE objects SET label = ?, lon = ?, lat = ?, location = ?, loc_time = ?, seen = ?, data = coalesce(jsonb(?), data), loc_pruned = loc_pruned * ? WHERE rowid = ?',
     );
     // Key (realm, object_id, time): a second fix with an equal time replaces the first.
     const insertFix = db.prepare<[string, string, string, string]>(
       'INSERT OR REPLACE INTO history (realm, object_id, time, location) VALUES (?, ?, ?, ?)',
+    );
+    // A current location that a newer fix replaces becomes a past fix, unless retention pruned it.
+    const keepPrevious = db.prepare<[number]>(
+      'INSERT OR REPLACE INTO history (realm, object_id, time, location) SELECT realm, id, loc_time, location FROM objects WHERE rowid = ? AND loc_time IS NOT NULL AND loc_pruned = 0',
     );
     // The delete trigger queues the removal of the full-text entry.
     const deleteRow = db.prepare<[number]>('DELETE FROM objects WHERE rowid = ?');
@@ -229,16 +234,28 @@ export class SqliteObjectStore implements ObjectStore {
         const old = row === undefined ? null : (oldObjects.get(folded.id) ?? objectFromRow(row));
         const next = applyPatch(old, folded, now);
 
-        // Each fix is serialised once, for history and (when it became current) for the row.
+        // History holds past fixes only (schema.ts version 6): the current location is the
+        // row's. First the current location that a newer fix replaced (unless that fix has
+        // its time: the later write wins; and unless retention pruned it), read from the
+        // row before it changes; then this batch's other fixes, in order (INSERT OR
+        // REPLACE: a later one of an equal time wins), but none at the current time.
+        const location = next.location;
+        const currentTime = location === null ? null : location.time;
+        const previous = old === null ? null : old.location;
+        if (row !== undefined && previous !== null && location !== previous && previous.time !== currentTime) {
+          keepPrevious.run(row.rowid);
+        }
         let locationJson: string | null = null;
         for (const fix of folded.fixes) {
-          const json = JSON.stringify(fix);
-          if (fix === next.location) locationJson = json;
-          insertFix.run(realm, folded.id, fix.time, json);
+          if (fix === location) {
+            locationJson = JSON.stringify(fix);
+            continue;
+          }
+          if (fix.time === currentTime) continue;
+          insertFix.run(realm, folded.id, fix.time, JSON.stringify(fix));
         }
-        const location = next.location;
         if (location === null) locationJson = null;
-        else if (row !== undefined && old !== null && location === old.location) locationJson = row.location;
+        else if (row !== undefined && location === previous) locationJson = row.location;
         else locationJson ??= JSON.stringify(location);
         // Unchanged data (mergeData returns the same object) keeps what is stored; its
         // text, as read, is only needed for the full-text queue.
@@ -259,7 +276,7 @@ export class SqliteObjectStore implements ObjectStore {
           toIndex.push(putItem(rowid, key, folded.id, next.label, dataJson));
           written.push([folded.id, { row: { rowid, id: folded.id, label: next.label, location: locationJson, seen: next.seen, data: dataJson }, obj: next }]);
         } else {
-          update.run(...values, sameData ? null : dataJson, row.rowid);
+          update.run(...values, sameData ? null : dataJson, location === previous ? 1 : 0, row.rowid);
           if (location !== old.location) moves.push([row.rowid, location?.longitude ?? null, location?.latitude ?? null]);
           if (!sameSearchText(old, next)) toIndex.push(putItem(row.rowid, key, folded.id, next.label, dataJson));
           written.push([folded.id, { row: { rowid: row.rowid, id: folded.id, label: next.label, location: locationJson, seen: next.seen, data: dataJson }, obj: next }]);
@@ -283,22 +300,26 @@ export class SqliteObjectStore implements ObjectStore {
 
     this.listTx = db.transaction((realm: string, query: ObjectListQuery) => this.listNow(realm, query));
 
-    // Retention walks the realm's history object by object (a seek per object on the
-    // (realm, object_id, time) key), a chunk of objects per transaction.
-    const nextHistoryObject = db.prepare<[string, string], { object_id: string }>(
-      'SELECT object_id FROM history WHERE realm = ? AND object_id > ? ORDER BY object_id LIMIT 1',
-    );
+    // Retention walks the realm's objects in id order, a chunk per transaction: each
+    // object's stored past fixes before the cut are deleted (a seek on the (realm,
+    // object_id, time) key), and a current fix before it is marked pruned (it stays the
+    // object's location, history leaves it out).
+    const nextObjects = db.prepare<[string, string, number], string>(
+      'SELECT id FROM objects WHERE realm = ? AND id > ? ORDER BY id LIMIT ?',
+    ).pluck();
     const pruneObject = db.prepare<[string, string, string]>('DELETE FROM history WHERE realm = ? AND object_id = ? AND time < ?');
+    const pruneCurrent = db.prepare<[string, string, string]>(
+      'UPDATE objects SET loc_pruned = 1 WHERE realm = ? AND id = ? AND loc_time < ? AND loc_pruned = 0',
+    );
     this.pruneChunkTx = db.transaction((realm: string, after: string, before: string) => {
-      let last: string | null = after;
+      const ids = nextObjects.all(realm, after, PRUNE_CHUNK_OBJECTS);
       let deleted = 0;
-      for (let i = 0; i < PRUNE_CHUNK_OBJECTS; i++) {
-        const next = nextHistoryObject.get(realm, last);
-        if (next === undefined) return { last: null, deleted };
-        last = next.object_id;
-        deleted += pruneObject.run(realm, last, before).changes;
+      for (const id of ids) {
+        deleted += pruneObject.run(realm, id, before).changes;
+        deleted += pruneCurrent.run(realm, id, before).changes;
       }
-      return { last, deleted };
+      const last = ids[ids.length - 1];
+      return { last: ids.length < PRUNE_CHUNK_OBJECTS || last === undefined ? null : last, deleted };
     });
   }
 
@@ -490,8 +511,6 @@ export class SqliteObjectStore implements ObjectStore {
       // A history cursor names the time of the last fix of its page.
       if (cursor !== null && !NORMALISED_TIME.test(cursor)) throw invalid('cursor is not valid', 'invalid_cursor');
       const asc = query.order === 'asc';
-      const terms = ['realm = ?', 'object_id = ?'];
-      const params: (string | number)[] = [realm, id];
       // Each side is bounded once: by the cursor when it is past the range's own bound.
       let low: [string, string] | null = query.from === undefined ? null : ['>=', query.from];
       let high: [string, string] | null = query.to === undefined ? null : ['<=', query.to];
@@ -499,15 +518,23 @@ export class SqliteObjectStore implements ObjectStore {
         if (asc && (low === null || cursor >= low[1])) low = ['>', cursor];
         if (!asc && (high === null || cursor <= high[1])) high = ['<', cursor];
       }
-      for (const bound of [low, high]) {
-        if (bound === null) continue;
-        terms.push(`time ${bound[0]} ?`);
-        params.push(bound[1]);
-      }
+      const bounds: [string, string][] = [];
+      if (low !== null) bounds.push(low);
+      if (high !== null) bounds.push(high);
+      // The stored past fixes and the current location unless pruned (schema.ts version 6), merged by time.
+      const params: (string | number)[] = [];
+      const part = (table: string, idColumn: string, timeColumn: string, extra: string): string => {
+        params.push(realm, id);
+        const terms = ['realm = ?', `${idColumn} = ?`, extra];
+        for (const [op, value] of bounds) {
+          terms.push(`${timeColumn} ${op} ?`);
+          params.push(value);
+        }
+        return `SELECT ${timeColumn} AS time, location FROM ${table} WHERE ${terms.join(' AND ')}`;
+      };
+      const sql = `${part('history', 'object_id', 'time', '1')} UNION ALL ${part('objects', 'id', 'loc_time', 'loc_time IS NOT NULL AND loc_pruned = 0')} ORDER BY time ${asc ? 'ASC' : 'DESC'} LIMIT ?`;
       params.push(query.limit + 1);
-      const rows = this.statement<{ time: string; location: string }>(
-        `SELECT time, location FROM history WHERE ${terms.join(' AND ')} ORDER BY time ${asc ? 'ASC' : 'DESC'} LIMIT ?`,
-      ).all(...params);
+      const rows = this.statement<{ time: string; location: string }>(sql).all(...params);
       return toPage(rows, query.limit, (row) => JSON.parse(row.location) as Location, (row) => row.time);
     });
   }

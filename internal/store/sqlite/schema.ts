@@ -43,6 +43,15 @@
  * build with jsonb(?); reads of whole objects ask for json(data), which gives back the
  * text that was written, byte for byte (JSON.stringify's output: numbers keep their
  * text, strings their escapes, keys their order). Areas keep JSON text.
+ *
+ * Version 6 keeps only past fixes in `history`: an object's current location is its row's
+ * `location` (with `loc_time`), and a history read adds it to the stored fixes. A new
+ * object's first fix is then one row written instead of two (about 5 µs of the 23 of a
+ * new object at a million, and a sixth of the file). Retention deletes past fixes; a
+ * current fix it would have deleted stays as the object's location and is marked
+ * `loc_pruned`, which leaves it out of history (until a newer fix replaces it, which
+ * then does not move it to history). The migration marks the current fixes that have no
+ * history row (pruned before) and deletes the rows that duplicate a current fix.
  */
 import type { Database } from 'better-sqlite3';
 
@@ -137,6 +146,15 @@ const MIGRATIONS: readonly Migration[] = [
   END;
   `,
   'UPDATE objects SET data = jsonb(data);',
+  `
+  ALTER TABLE objects ADD COLUMN loc_pruned INTEGER NOT NULL DEFAULT 0;
+  UPDATE objects SET loc_pruned = 1 WHERE loc_time IS NOT NULL AND NOT EXISTS (
+    SELECT 1 FROM history h WHERE h.realm = objects.realm AND h.object_id = objects.id AND h.time = objects.loc_time
+  );
+  DELETE FROM history WHERE EXISTS (
+    SELECT 1 FROM objects o WHERE o.realm = history.realm AND o.id = history.object_id AND o.loc_time = history.time
+  );
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
