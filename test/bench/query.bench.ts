@@ -7,8 +7,8 @@
  *    fields) through upsertMany in batches of 10,000, into a fresh file. Each batch is a
  *    committed transaction in WAL mode with synchronous=NORMAL: once upsertMany resolves,
  *    the batch survives a crash of the process (not a power loss before the next WAL
- *    checkpoint). The objects and their history rows are written, and the in-memory
- *    spatial index updated; the full-text index is written by the store's indexer
+ *    checkpoint). The objects are written (a new object's fix is its current location,
+ *    in its row; history holds past fixes only), and the in-memory spatial index updated; the full-text index is written by the store's indexer
  *    thread meanwhile, and the time until it holds every object is reported too (a
  *    search waits for it). Target ≥ 100,000 objects/s. Then the same for location
  *    updates of existing objects (the steady state of a tracking service).
@@ -315,7 +315,7 @@ async function queries(store: SqliteStore, ingested: Ingested & { fileMb: number
     );
     out.push(
       `| Bulk ingest until searchable (the same, counting until the full-text index, written by its own thread, held every object: ${(indexLagMs / 1000).toFixed(1)} s after the last batch) | ${Math.round(searchableRate).toLocaleString('en-US')} objects/s | — | — |`,
-      `| Location updates of existing objects (batches of 10,000, random objects each moving up to 30 m; each update also writes a history row) | ${Math.round(updateRate).toLocaleString('en-US')} objects/s | — | — |`,
+      `| Location updates of existing objects (batches of 10,000, random objects each moving up to 30 m; each update also moves the replaced fix to history) | ${Math.round(updateRate).toLocaleString('en-US')} objects/s | — | — |`,
     );
     for (const row of rows) {
       const met = row.target === null ? '—' : row.p99 <= row.target ? 'yes' : 'no';
