@@ -469,6 +469,32 @@ void describe('sqlite query engine', () => {
     }
   });
 
+  void it('the background pass reads the rows there when it began: a bulk ingest meanwhile does not keep it going', async () => {
+    const path = freshPath();
+    const first = openSqliteStore(path);
+    const located = (from: number, count: number): ObjectPatch[] =>
+      Array.from({ length: count }, (_, i) => ({ id: `a-${from + i}`, location: at(((from + i) % 360) - 180, ((from + i) % 170) - 85) }));
+    await first.objects.upsertMany('a', located(0, 15_000), N0); // two chunks of the pass
+    await first.close();
+
+    const store = openSqliteStore(path);
+    try {
+      const warming = store.objects.locations.warm();
+      // Each turn of the event loop: a step of the pass, then a batch of new rows, as many
+      // as a chunk. A pass that read up to the newest rows would never end meanwhile.
+      for (let round = 0; round < 4; round++) {
+        await new Promise((resolve) => setImmediate(resolve));
+        await store.objects.upsertMany('a', located(15_000 + round * 10_000, 10_000), N1);
+      }
+      assert.equal(store.objects.locations.warming, false, 'the pass ended after the rows it began with');
+      await warming;
+      await assertIndexesInSync(store, path, ['a']);
+      assert.equal(store.objects.locations.grid('a').size, 55_000);
+    } finally {
+      await store.close();
+    }
+  });
+
   void it('deleting a realm purges its index entries one by one, or rebuilds the indexes when it holds most of them', () =>
     withFile(async (store, path) => {
       const seed = async (realm: string, n: number): Promise<void> => {

@@ -30,6 +30,12 @@ const WARM_CHUNK = 10_000;
 interface WarmPass {
   /** Rows up to this rowid are read. */
   after: number;
+  /**
+   * The largest rowid when the pass began: rows written since are applied to the grids
+   * being built by apply(), so the pass stops here (else it would chase a bulk ingest,
+   * reading each new chunk of rows again).
+   */
+  last: number;
   /** Grids of the realms seen so far, held once the pass is done. */
   building: Map<string, PointGrid>;
 }
@@ -37,7 +43,8 @@ interface WarmPass {
 export class LocationIndex {
   private readonly grids = new Map<string, PointGrid>();
   private readonly selectLocations: Statement<[string], [number, number, number]>;
-  private readonly selectChunk: Statement<[number], [number, string, number, number]>;
+  private readonly selectChunk: Statement<[number, number], [number, string, number, number]>;
+  private readonly selectLastRowid: Statement<[], number | null>;
   private readonly selectVersion: Statement<[], number>;
   private version: number;
   private pass: WarmPass | null = null;
@@ -52,10 +59,11 @@ export class LocationIndex {
       )
       .raw(true);
     this.selectChunk = db
-      .prepare<[number], [number, string, number, number]>(
-        `SELECT rowid, realm, lon, lat FROM objects WHERE rowid > ? AND lon IS NOT NULL ORDER BY rowid LIMIT ${WARM_CHUNK}`,
+      .prepare<[number, number], [number, string, number, number]>(
+        `SELECT rowid, realm, lon, lat FROM objects WHERE rowid > ? AND rowid <= ? AND lon IS NOT NULL ORDER BY rowid LIMIT ${WARM_CHUNK}`,
       )
       .raw(true);
+    this.selectLastRowid = db.prepare<[], number | null>('SELECT max(rowid) FROM objects').pluck();
     this.selectVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
     this.version = this.selectVersion.get() ?? 0;
   }
@@ -74,7 +82,7 @@ export class LocationIndex {
   }
 
   private async runPass(): Promise<void> {
-    const pass: WarmPass = { after: 0, building: new Map() };
+    const pass: WarmPass = { after: 0, last: this.selectLastRowid.get() ?? 0, building: new Map() };
     this.pass = pass;
     try {
       for (;;) {
@@ -91,7 +99,7 @@ export class LocationIndex {
 
   /** Reads one chunk; false once the pass is over (its grids are then held). */
   private step(pass: WarmPass): boolean {
-    const rows = this.selectChunk.all(pass.after);
+    const rows = this.selectChunk.all(pass.after, pass.last);
     for (const [rowid, realm, lon, lat] of rows) {
       if (this.grids.has(realm)) continue; // built meanwhile by a query, and kept current since
       let grid = pass.building.get(realm);
