@@ -36,6 +36,7 @@ const throughputMs = 4000;
 const warmupMs = 500;
 const latencyBatch = 100;
 const latencyMs = 5000;
+const latencyWarmupMs = 1000;
 const idleConnections = 1000;
 
 const serverArgs = (process.env.LOCUS_BENCH_SERVER_ARGS ?? '').split(' ').filter((arg) => arg !== '');
@@ -217,24 +218,28 @@ interface Latency {
 async function latency(server: Server, token: string, rate: number): Promise<Latency> {
   const subscribers = { ws: await connectWs(server.httpUrl, token), tcp: await connectTcp(server.tcpPort, token) };
   const samples = { ws: [] as number[], tcp: [] as number[] };
+  let measuredFrom = Number.POSITIVE_INFINITY;
   for (const name of ['ws', 'tcp'] as const) {
     const client = subscribers[name];
     const [reply] = await client.request([{ typ: 'sub', act: 'sub' }]);
     if (reply.res !== 'suc') throw new Error(`sub failed: ${JSON.stringify(reply)}`);
     // Each loc event is timed on arrival and dropped: the bench keeps numbers only, so
     // that its own garbage collection does not show up as server latency.
+    // Updates sent in the first second (the warm-up: new connections, code paths not yet
+    // compiled) are not counted.
     client.onEvent((event: { act?: string; dat?: { location?: { altitude?: number } } }, arrived) => {
       const sentAt = event.dat?.location?.altitude;
-      if (event.act === 'loc' && typeof sentAt === 'number') samples[name].push(arrived - sentAt);
+      if (event.act === 'loc' && typeof sentAt === 'number' && sentAt >= measuredFrom) samples[name].push(arrived - sentAt);
     });
   }
   const writer = await connectTcp(server.tcpPort, token);
   const rnd = random(99);
   const interval = (1000 * latencyBatch) / rate;
   const started = now();
+  measuredFrom = started + latencyWarmupMs;
   let sent = 0;
-  log(`writing ${rate} updates/s for ${latencyMs / 1000} s`);
-  for (let k = 0; now() < started + latencyMs; k++) {
+  log(`writing ${rate} updates/s for ${(latencyWarmupMs + latencyMs) / 1000} s (the first ${latencyWarmupMs / 1000} s not counted)`);
+  for (let k = 0; now() < measuredFrom + latencyMs; k++) {
     const due = started + k * interval;
     const wait = due - now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
@@ -244,7 +249,7 @@ async function latency(server: Server, token: string, rate: number): Promise<Lat
       location: { longitude: 5 + rnd() * 10, latitude: 45 + rnd() * 10, altitude: sentAt },
     }));
     writer.sendText(JSON.stringify([{ typ: 'obj', act: 'blk', dat: { objects } }]));
-    sent += latencyBatch;
+    if (sentAt >= measuredFrom) sent += latencyBatch;
   }
   // Every update moves its object, so each subscriber gets one loc event per update.
   const drainBy = now() + 60_000;
@@ -351,7 +356,7 @@ async function main(): Promise<void> {
       'Server in a child process (`dist/cmd/server.js`, SQLite file in a temp dir), clients in the bench',
       'process, loopback only. Realm with 100 areas (circles, rectangles, 12-vertex polygons) over the',
       `region the ${fmt(objectCount)} objects move in, so every update runs the geofence test. Latency: a`,
-      `writer sends blk of ${latencyBatch} at a fixed pace for ${latencyMs / 1000} s over TCP; the send time travels as the`,
+      `writer sends blk of ${latencyBatch} at a fixed pace for ${latencyMs / 1000} s over TCP (after ${latencyWarmupMs / 1000} s not counted); the send time travels as the`,
       'fix altitude and each loc event is timed on arrival (same clock); one WebSocket and one TCP',
       `subscriber to the whole realm, with ${fmt(idleCount)} idle authenticated connections open (half WebSocket,`,
       'half TCP).',
