@@ -23,26 +23,28 @@ export function parseDataPatch(value: unknown, where: string): DataPatch {
   }
   const entries: [string, DataValue][] = [];
   for (const key of keys) {
-    checkName(key, key === '' ? `${where} key` : `${where} key ${quote(key)}`, 'invalid_data');
+    checkName(key, () => (key === '' ? `${where} key` : `${where} key ${quote(key)}`), 'invalid_data');
     const item: unknown = object[key];
     if (item === undefined) continue; // not JSON; counts as absent
-    entries.push([key, parseDataValue(item, keyPath(where, key))]);
+    entries.push([key, parseDataValue(item, where, key)]);
   }
   return Object.fromEntries<DataValue>(entries);
 }
 
-function parseDataValue(value: unknown, path: string): DataValue {
+/** A data value; `where` and `key` name it in messages. */
+function parseDataValue(value: unknown, where: string, key: string): DataValue {
   if (value === null || typeof value === 'boolean') return value;
   if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw invalid(`${path} must be a finite number (got ${describe(value)})`, 'invalid_data');
+    if (!Number.isFinite(value)) throw invalid(`${keyPath(where, key)} must be a finite number (got ${describe(value)})`, 'invalid_data');
     return value;
   }
   if (typeof value === 'string') {
     if (hasLoneSurrogate(value)) {
-      throw invalid(`${path} holds an unpaired UTF-16 surrogate (not valid Unicode)`, 'invalid_data');
+      throw invalid(`${keyPath(where, key)} holds an unpaired UTF-16 surrogate (not valid Unicode)`, 'invalid_data');
     }
     return value;
   }
+  const path = keyPath(where, key);
   const kind = Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
   throw invalid(
     `${path} must be a number, string, boolean or null; nested objects and arrays are not allowed (got ${kind})`,

@@ -118,18 +118,20 @@ export const MAX_ID_BYTES = 256;
  * Checks a name (identifier or data key): 1–256 UTF-8 bytes, no control characters, no
  * lone surrogates. `subject` starts the message (`object id`, `objects[2].id`, `data key "x"`).
  */
-export function checkName(value: string, subject: string, code: ErrorCode): void {
-  if (value.length === 0) throw invalid(`${subject} must not be empty`, code);
+export function checkName(value: string, subject: string | (() => string), code: ErrorCode): void {
+  // The subject is only needed for a message: a function makes it then.
+  const name = (): string => (typeof subject === 'string' ? subject : subject());
+  if (value.length === 0) throw invalid(`${name()} must not be empty`, code);
   // Every UTF-16 code unit is at least one UTF-8 byte, so a long string fails without counting.
   const bytes = value.length > MAX_ID_BYTES ? value.length : utf8Length(value);
-  if (hasLoneSurrogate(value)) throw invalid(`${subject} holds an unpaired UTF-16 surrogate (not valid Unicode)`, code);
+  if (hasLoneSurrogate(value)) throw invalid(`${name()} holds an unpaired UTF-16 surrogate (not valid Unicode)`, code);
   if (bytes > MAX_ID_BYTES) {
-    throw invalid(`${subject} is too long: at most ${MAX_ID_BYTES} UTF-8 bytes are allowed`, code);
+    throw invalid(`${name()} is too long: at most ${MAX_ID_BYTES} UTF-8 bytes are allowed`, code);
   }
   const at = controlCharIndex(value);
   if (at >= 0) {
     const hex = value.charCodeAt(at).toString(16).toUpperCase().padStart(4, '0');
-    throw invalid(`${subject} must not contain control characters (found U+${hex} at position ${at})`, code);
+    throw invalid(`${name()} must not contain control characters (found U+${hex} at position ${at})`, code);
   }
 }
 

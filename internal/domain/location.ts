@@ -1,6 +1,6 @@
 /** Location fixes as sent by clients. Pure. */
 import { invalid } from '../errors.js';
-import { describe, entriesOf, keyPath, quote, requireObject } from './ids.js';
+import { describe, keyPath, quote, requireObject } from './ids.js';
 import { normalizeTime } from './time.js';
 import type { Location } from './types.js';
 
@@ -42,14 +42,14 @@ export function parseLocation(value: unknown, now: string, where: string): Locat
       );
     }
   }
-  const given = new Map(entriesOf(object));
-  const numbers: Partial<Record<NumericKey, number>> = {};
+  // Keys in NUMERIC_KEYS order, then time (every location has the same shape of object).
+  const location: Partial<Record<keyof Location, number | string>> = {};
   for (const key of NUMERIC_KEYS) {
     const rule = NUMERIC[key];
-    const path = keyPath(where, key);
-    const item = given.get(key);
+    // Only allowed keys are own properties here (checked above), none of Object.prototype's.
+    const item = object[key];
     if (item === undefined) {
-      if (rule.required) throw invalid(`${path} is required`, 'invalid_location');
+      if (rule.required) throw invalid(`${keyPath(where, key)} is required`, 'invalid_location');
       continue;
     }
     if (
@@ -58,10 +58,11 @@ export function parseLocation(value: unknown, now: string, where: string): Locat
       (rule.min !== undefined && item < rule.min) ||
       (rule.max !== undefined && item > rule.max)
     ) {
-      throw invalid(`${path} must be ${rangeText(rule.min, rule.max)} (got ${describe(item)})`, 'invalid_location');
+      throw invalid(`${keyPath(where, key)} must be ${rangeText(rule.min, rule.max)} (got ${describe(item)})`, 'invalid_location');
     }
-    numbers[key] = item;
+    location[key] = item;
   }
-  const time = given.has('time') ? normalizeTime(given.get('time'), keyPath(where, 'time'), 'invalid_location') : now;
-  return { ...numbers, time } as Location;
+  const time = object.time;
+  location.time = time === undefined ? now : normalizeTime(time, where === '' ? 'time' : `${where}.time`, 'invalid_location');
+  return location as Location;
 }

@@ -1,7 +1,7 @@
 /** Object write bodies (single create-or-update and bulk). Pure. */
 import { invalid, LocusError } from '../errors.js';
 import { parseDataPatch } from './data.js';
-import { containerName, describe, hasLoneSurrogate, keyPath, parseId, parseIdAt, quote, requireObject } from './ids.js';
+import { containerName, describe, hasLoneSurrogate, parseId, parseIdAt, quote, requireObject } from './ids.js';
 import { parseLocation } from './location.js';
 import type { ObjectPatch } from './types.js';
 
@@ -24,23 +24,25 @@ export function parseLabel(value: unknown, path: string): string | null {
 
 /** The optional label/location/data of an object body or bulk entry at `where` ('' is the top level). */
 function parseFields(object: Record<string, unknown>, where: string, now: string, patch: ObjectPatch): ObjectPatch {
-  for (const [key, value] of Object.entries(object)) {
+  // The known keys are plain names: their paths need no keyPath.
+  const at = (key: string): string => (where === '' ? key : `${where}.${key}`);
+  for (const key of Object.keys(object)) {
+    const value = object[key];
     if (value === undefined) continue; // not JSON; counts as absent
-    const path = keyPath(where, key);
     switch (key) {
       case 'id':
         break; // checked by the caller
       case 'label':
-        patch.label = parseLabel(value, path);
+        patch.label = parseLabel(value, at(key));
         break;
       case 'location':
         if (value === null) {
-          throw invalid(`${path} must be a location object; null is not allowed (omit the key to keep the location)`, 'invalid_location');
+          throw invalid(`${at(key)} must be a location object; null is not allowed (omit the key to keep the location)`, 'invalid_location');
         }
-        patch.location = parseLocation(value, now, path);
+        patch.location = parseLocation(value, now, at(key));
         break;
       case 'data':
-        patch.data = parseDataPatch(value, path);
+        patch.data = parseDataPatch(value, at(key));
         break;
       default:
         throw invalid(`unknown key ${quote(key)} in ${containerName(where)}; allowed: id, label, location, data`);

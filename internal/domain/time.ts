@@ -23,6 +23,10 @@ function daysInMonth(year: number, month: number): number {
  * millisecond are dropped, not rounded). `where` names the value in messages.
  */
 export function normalizeTime(value: unknown, where: string, code: ErrorCode = 'invalid_request'): string {
+  if (typeof value === 'string') {
+    const canonical = canonicalTime(value);
+    if (canonical !== null) return canonical;
+  }
   if (typeof value !== 'string') {
     throw invalid(`${where} must be an ISO 8601 date-time string such as "2024-05-01T12:00:00Z" (got ${describe(value)})`, code);
   }
@@ -66,4 +70,39 @@ export function normalizeTime(value: unknown, where: string, code: ErrorCode = '
     throw invalid(`${where} falls outside the years 0000–9999 once converted to UTC (got ${quote(value)})`, code);
   }
   return utc.toISOString();
+}
+
+const ZERO = 48;
+
+/** Two decimal digits at `at`, or -1. */
+function twoDigits(text: string, at: number): number {
+  const a = text.charCodeAt(at) - ZERO;
+  const b = text.charCodeAt(at + 1) - ZERO;
+  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1;
+}
+
+/**
+ * The fast path of normalizeTime, for what clients mostly send: UTC as
+ * `YYYY-MM-DDTHH:mm:ssZ` or `YYYY-MM-DDTHH:mm:ss.sssZ`, a date and time that exist.
+ * Returns the normalised text (the input, with `.000` added to the short form), or null
+ * for anything else, which the general path then parses (and accepts or rejects).
+ */
+function canonicalTime(text: string): string | null {
+  const long = text.length === 24;
+  if (!long && text.length !== 20) return null;
+  if (text.charCodeAt(text.length - 1) !== 90 /* Z */) return null;
+  if (text[4] !== '-' || text[7] !== '-' || text[10] !== 'T' || text[13] !== ':' || text[16] !== ':') return null;
+  if (long && (text[19] !== '.' || twoDigits(text, 20) < 0 || twoDigits(text, 21) < 0)) return null;
+  const high = twoDigits(text, 0);
+  const low = twoDigits(text, 2);
+  const month = twoDigits(text, 5);
+  const day = twoDigits(text, 8);
+  const hour = twoDigits(text, 11);
+  const minute = twoDigits(text, 14);
+  const second = twoDigits(text, 17);
+  if (high < 0 || low < 0 || month < 1 || month > 12 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) {
+    return null;
+  }
+  if (day < 1 || day > daysInMonth(high * 100 + low, month)) return null;
+  return long ? text : `${text.slice(0, 19)}.000Z`;
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import { LocusError, type ErrorCode } from '../../internal/errors.js';
 import { parseAreaCreate, parseAreaPatch } from '../../internal/domain/area-input.js';
 import { parseData, parseDataPatch } from '../../internal/domain/data.js';
@@ -204,6 +205,42 @@ describe('normalizeTime', () => {
     }
     rejects(() => normalizeTime(1714564800000, 'from'), 'invalid_request', /^from must be an ISO 8601 date-time string .*\(got 1714564800000\)/);
     rejects(() => normalizeTime(null, 'from'), 'invalid_request', /\(got null\)/);
+  });
+
+  it('the UTC forms clients mostly send (a fast path) agree with the general parser on every date', () => {
+    // The same text with +00:00 instead of Z takes the general path: both accept it or
+    // both reject it with the same code, and give the same instant.
+    const two = (max: number): fc.Arbitrary<string> => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, '0'));
+    const outcome = (text: string): string => {
+      try {
+        return normalizeTime(text, 'time');
+      } catch (err) {
+        assert.ok(err instanceof LocusError);
+        return `error ${err.code}`;
+      }
+    };
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 9999 }).map((n) => String(n).padStart(4, '0')),
+        two(13),
+        two(32),
+        two(24),
+        two(60),
+        two(60),
+        fc.option(fc.integer({ min: 0, max: 999 }).map((n) => String(n).padStart(3, '0'))),
+        (year, month, day, hour, minute, second, ms) => {
+          const head = `${year}-${month}-${day}T${hour}:${minute}:${second}${ms === null ? '' : `.${ms}`}`;
+          assert.equal(outcome(`${head}Z`), outcome(`${head}+00:00`), head);
+        },
+      ),
+      { numRuns: 5000 },
+    );
+    ok('2024-02-29T23:59:59Z', '2024-02-29T23:59:59.000Z');
+    ok('2000-02-29T00:00:00.000Z', '2000-02-29T00:00:00.000Z');
+    ok('0000-01-01T00:00:00Z', '0000-01-01T00:00:00.000Z');
+    for (const bad of ['2023-02-29T00:00:00Z', '1900-02-29T00:00:00.000Z', '2024-04-31T00:00:00Z', '2024-05-01T24:00:00Z', '2024-05-01T12:00:60.000Z']) {
+      rejects(() => normalizeTime(bad, 'time'), 'invalid_request', /not a real date-time/);
+    }
   });
 
   it('rejects instants outside the years 0000–9999 once converted to UTC', () => {
