@@ -3,8 +3,9 @@
  * into the database file (and syncs both): at a million objects it is a third of the
  * cost of a bulk write when the writing connection does it itself, which is SQLite's
  * default (after any commit that leaves more than 1,000 pages in the WAL). Here a worker
- * thread with its own connection checkpoints every CHECKPOINT_INTERVAL_MS, on the other
- * core, while the writer goes on.
+ * thread with its own connection checkpoints on the other core, while the writer goes
+ * on: pass after pass while the writer adds frames (so that the WAL is rewound in the
+ * writer's pauses, see checkpoint-worker.ts), every CHECKPOINT_IDLE_MS otherwise.
  *
  * The writer's own automatic checkpoint stays as a backstop, at WRITER_CHECKPOINT_PAGES:
  * should the worker fall behind or fail, the WAL still never grows past that by more
@@ -13,7 +14,9 @@
 import type { Database } from 'better-sqlite3';
 import { Worker } from 'node:worker_threads';
 
-export const CHECKPOINT_INTERVAL_MS = 100;
+/** Between passes while the writer adds frames, and between looks when it does not (checkpoint-worker.ts). */
+export const CHECKPOINT_BUSY_MS = 1;
+export const CHECKPOINT_IDLE_MS = 50;
 /** 16,384 pages of 4 KiB: 64 MiB of WAL. */
 export const WRITER_CHECKPOINT_PAGES = 16_384;
 
@@ -24,7 +27,7 @@ export class Checkpointer {
   constructor(db: Database, path: string) {
     db.pragma(`wal_autocheckpoint = ${WRITER_CHECKPOINT_PAGES}`);
     this.worker = new Worker(new URL('./checkpoint-worker.js', import.meta.url), {
-      workerData: { path, intervalMs: CHECKPOINT_INTERVAL_MS },
+      workerData: { path, busyMs: CHECKPOINT_BUSY_MS, idleMs: CHECKPOINT_IDLE_MS },
     });
     // A failed worker only leaves the checkpoints to the writer's backstop.
     this.worker.on('error', () => undefined);
