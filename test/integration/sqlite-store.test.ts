@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
+import { configure, WAL_SIZE_LIMIT_BYTES } from '../../internal/store/sqlite/schema.js';
 import { LocusError } from '../../internal/errors.js';
 import { parseFilter } from '../../internal/domain/filter.js';
 import type { Data, ObjectPatch, Shape } from '../../internal/domain/types.js';
@@ -111,6 +112,11 @@ void describe('sqlite store', () => {
       await store.ping();
       assert.equal(inspect(path, (db) => db.pragma('journal_mode', { simple: true })), 'wal');
       assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 6);
+      // A connection configured as the store's cuts its WAL back to 64 MiB when rewound.
+      const raw = new Database(path);
+      configure(raw);
+      assert.equal(raw.pragma('journal_size_limit', { simple: true }), WAL_SIZE_LIMIT_BYTES);
+      raw.close();
       const tables = (file: string): string[] =>
         inspect(file, (db) =>
           db

@@ -179,12 +179,17 @@ export function configureCache(db: Database, schema = 'main'): void {
   db.pragma(`${schema}.mmap_size = ${MMAP_BYTES}`);
 }
 
+/** The size the WAL file is cut back to when rewound after a burst of writes (64 MiB). */
+export const WAL_SIZE_LIMIT_BYTES = 64 * 2 ** 20;
+
 /** Sets the connection pragmas every store relies on. */
 export function configure(db: Database): void {
   db.pragma('busy_timeout = 5000');
   configureCache(db);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
+  // The WAL file keeps its largest size once rewound; past this it is cut back to it.
+  db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
   db.pragma('foreign_keys = ON');
 }
 
