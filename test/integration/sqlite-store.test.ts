@@ -659,6 +659,22 @@ void describe('sqlite query engine', () => {
       assert.deepEqual(plan('SELECT location FROM history WHERE realm = ? AND object_id = ? AND time > ? AND time <= ? ORDER BY time DESC LIMIT 5', ['r', 'o1', T0, T2]), [
         'SEARCH history USING PRIMARY KEY (realm=? AND object_id=? AND time>? AND time<?)',
       ]);
+      // A history page merges the stored fixes, read in key order, with the object's current
+      // one (schema version 6): no sort of the whole history for a page.
+      assert.deepEqual(
+        plan(
+          'SELECT time AS time, location FROM history WHERE realm = ? AND object_id = ? AND 1 AND time > ? UNION ALL ' +
+            'SELECT loc_time AS time, location FROM objects WHERE realm = ? AND id = ? AND loc_time IS NOT NULL AND loc_pruned = 0 AND loc_time > ? ORDER BY time ASC LIMIT 5',
+          ['r', 'o1', T0, 'r', 'o1', T0],
+        ),
+        [
+          'MERGE (UNION ALL)',
+          'LEFT',
+          'SEARCH history USING PRIMARY KEY (realm=? AND object_id=? AND time>?)',
+          'RIGHT',
+          'SEARCH objects USING INDEX sqlite_autoindex_objects_1 (realm=? AND id=?)',
+        ],
+      );
       assert.deepEqual(plan('DELETE FROM history WHERE realm = ? AND object_id = ? AND time < ?', ['r', 'o1', T2]), [
         'SEARCH history USING PRIMARY KEY (realm=? AND object_id=? AND time<?)',
       ]);
