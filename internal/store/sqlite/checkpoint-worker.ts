@@ -9,25 +9,14 @@
  * the WAL grew to the writer's own backstop (checkpointer.ts), and the writer then
  * checkpointed after its commits, on the event loop (stalls of 50–200 ms at 10,000
  * updates/s, measured). So while frames come in, passes follow each other at once
- * (`busyMs`): one soon ends in a pause, and the next transaction rewinds the WAL. When
- * nothing new has come, the next look is after `idleMs`.
+ * (checkpointer.ts nextPassDelay): one soon ends in a pause, and the next transaction
+ * rewinds the WAL. When nothing new has come, the next look is after CHECKPOINT_IDLE_MS.
  */
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
+import { CHECKPOINT_IDLE_MS, nextPassDelay, type CheckpointResult } from './checkpointer.js';
 
-interface Options {
-  path: string;
-  busyMs: number;
-  idleMs: number;
-}
-
-interface CheckpointResult {
-  busy: number;
-  log: number;
-  checkpointed: number;
-}
-
-const { path, busyMs, idleMs } = workerData as Options;
+const { path } = workerData as { path: string };
 const db = new Database(path, { fileMustExist: true });
 db.pragma('busy_timeout = 1000');
 const passive = db.prepare<[], CheckpointResult>('PRAGMA wal_checkpoint(PASSIVE)');
@@ -36,12 +25,11 @@ let frames = -1;
 let timer: NodeJS.Timeout | null = null;
 function pass(): void {
   const result = passive.get();
-  // Frames not copied yet, or new since the last look: the writer is at work.
-  const working = result === undefined || result.checkpointed < result.log || result.log !== frames;
+  const delay = nextPassDelay(result, frames);
   frames = result?.log ?? -1;
-  timer = setTimeout(pass, working ? busyMs : idleMs);
+  timer = setTimeout(pass, delay);
 }
-timer = setTimeout(pass, idleMs);
+timer = setTimeout(pass, CHECKPOINT_IDLE_MS);
 
 parentPort?.once('message', () => {
   if (timer !== null) clearTimeout(timer);

@@ -17,6 +17,23 @@ import { Worker } from 'node:worker_threads';
 /** Between passes while the writer adds frames, and between looks when it does not (checkpoint-worker.ts). */
 export const CHECKPOINT_BUSY_MS = 1;
 export const CHECKPOINT_IDLE_MS = 50;
+/** What a PASSIVE checkpoint reports: frames in the WAL, and how many of them are copied. */
+export interface CheckpointResult {
+  busy: number;
+  log: number;
+  checkpointed: number;
+}
+
+/**
+ * The wait before the worker's next pass: CHECKPOINT_BUSY_MS while the writer is at work
+ * (frames not copied yet, or new since the last look, `framesBefore`), else
+ * CHECKPOINT_IDLE_MS.
+ */
+export function nextPassDelay(result: CheckpointResult | undefined, framesBefore: number): number {
+  const working = result === undefined || result.checkpointed < result.log || result.log !== framesBefore;
+  return working ? CHECKPOINT_BUSY_MS : CHECKPOINT_IDLE_MS;
+}
+
 /** 16,384 pages of 4 KiB: 64 MiB of WAL. */
 export const WRITER_CHECKPOINT_PAGES = 16_384;
 
@@ -27,7 +44,7 @@ export class Checkpointer {
   constructor(db: Database, path: string) {
     db.pragma(`wal_autocheckpoint = ${WRITER_CHECKPOINT_PAGES}`);
     this.worker = new Worker(new URL('./checkpoint-worker.js', import.meta.url), {
-      workerData: { path, busyMs: CHECKPOINT_BUSY_MS, idleMs: CHECKPOINT_IDLE_MS },
+      workerData: { path },
     });
     // A failed worker only leaves the checkpoints to the writer's backstop.
     this.worker.on('error', () => undefined);
