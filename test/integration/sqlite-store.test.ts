@@ -112,7 +112,7 @@ void describe('sqlite store', () => {
       await store.ping();
       assert.equal(inspect(path, (db) => db.pragma('journal_mode', { simple: true })), 'wal');
       assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 6);
-      // A connection configured as the store's cuts its WAL back to 64 MiB when rewound.
+      // A connection configured as the store's cuts its WAL back to 128 MiB when rewound.
       const raw = new Database(path);
       configure(raw);
       assert.equal(raw.pragma('journal_size_limit', { simple: true }), WAL_SIZE_LIMIT_BYTES);

@@ -179,8 +179,13 @@ export function configureCache(db: Database, schema = 'main'): void {
   db.pragma(`${schema}.mmap_size = ${MMAP_BYTES}`);
 }
 
-/** The size the WAL file is cut back to when rewound after a burst of writes (64 MiB). */
-export const WAL_SIZE_LIMIT_BYTES = 64 * 2 ** 20;
+/**
+ * The size the WAL file is cut back to when rewound (128 MiB): twice the writer's
+ * checkpoint backstop (checkpointer.ts), so that a steady load, whose WAL stays near
+ * the backstop, does not cut and regrow the file at each rewind; one huge transaction
+ * (a realm of a million objects deleted) does not leave a WAL of its size behind.
+ */
+export const WAL_SIZE_LIMIT_BYTES = 128 * 2 ** 20;
 
 /** Sets the connection pragmas every store relies on. */
 export function configure(db: Database): void {
