@@ -300,26 +300,29 @@ export class SqliteObjectStore implements ObjectStore {
 
     this.listTx = db.transaction((realm: string, query: ObjectListQuery) => this.listNow(realm, query));
 
-    // Retention walks the realm's objects in id order, a chunk per transaction: each
-    // object's stored past fixes before the cut are deleted (a seek on the (realm,
-    // object_id, time) key), and a current fix before it is marked pruned (it stays the
-    // object's location, history leaves it out).
-    const nextObjects = db.prepare<[string, string, number], string>(
-      'SELECT id FROM objects WHERE realm = ? AND id > ? ORDER BY id LIMIT ?',
+    // Retention walks the realm's objects in id order, a chunk per transaction. In each
+    // chunk's id range, one statement marks the current fixes before the cut pruned (they
+    // stay the objects' locations, history leaves them out); then the objects that have
+    // past fixes are found by seeks on the (realm, object_id, time) key, skipping those
+    // without, and their fixes before the cut deleted (a seek each).
+    const chunkEnd = db.prepare<[string, string, number], string | null>(
+      'SELECT max(id) FROM (SELECT id FROM objects WHERE realm = ? AND id > ? ORDER BY id LIMIT ?)',
+    ).pluck();
+    const pruneCurrent = db.prepare<[string, string, string, string]>(
+      'UPDATE objects SET loc_pruned = 1 WHERE realm = ? AND id > ? AND id <= ? AND loc_time < ? AND loc_pruned = 0',
+    );
+    const nextHistoryObject = db.prepare<[string, string, string], string>(
+      'SELECT object_id FROM history WHERE realm = ? AND object_id > ? AND object_id <= ? ORDER BY object_id LIMIT 1',
     ).pluck();
     const pruneObject = db.prepare<[string, string, string]>('DELETE FROM history WHERE realm = ? AND object_id = ? AND time < ?');
-    const pruneCurrent = db.prepare<[string, string, string]>(
-      'UPDATE objects SET loc_pruned = 1 WHERE realm = ? AND id = ? AND loc_time < ? AND loc_pruned = 0',
-    );
     this.pruneChunkTx = db.transaction((realm: string, after: string, before: string) => {
-      const ids = nextObjects.all(realm, after, PRUNE_CHUNK_OBJECTS);
-      let deleted = 0;
-      for (const id of ids) {
+      const end = chunkEnd.get(realm, after, PRUNE_CHUNK_OBJECTS) ?? null;
+      if (end === null) return { last: null, deleted: 0 };
+      let deleted = pruneCurrent.run(realm, after, end, before).changes;
+      for (let id = nextHistoryObject.get(realm, after, end); id !== undefined; id = nextHistoryObject.get(realm, id, end)) {
         deleted += pruneObject.run(realm, id, before).changes;
-        deleted += pruneCurrent.run(realm, id, before).changes;
       }
-      const last = ids[ids.length - 1];
-      return { last: ids.length < PRUNE_CHUNK_OBJECTS || last === undefined ? null : last, deleted };
+      return { last: end, deleted };
     });
   }
 
