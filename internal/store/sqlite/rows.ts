@@ -43,25 +43,23 @@ export interface TokenRow {
   created: string;
 }
 
-export function objectFromRow(row: ObjectRow): TrackedObject {
+/** An object from its columns as read (location and data JSON text). */
+function decodeObject(id: string, label: string | null, location: string | null, seen: string | null, data: string): TrackedObject {
   return {
-    id: row.id,
-    label: row.label,
-    location: row.location === null ? null : (JSON.parse(row.location) as Location),
-    data: JSON.parse(row.data) as Data,
-    seen: row.seen,
+    id,
+    label,
+    location: location === null ? null : (JSON.parse(location) as Location),
+    data: JSON.parse(data) as Data,
+    seen,
   };
 }
 
+export function objectFromRow(row: ObjectRow): TrackedObject {
+  return decodeObject(row.id, row.label, row.location, row.seen, row.data);
+}
+
 export function objectFromTuple(row: ObjectTuple): TrackedObject {
-  const location = row[3];
-  return {
-    id: row[1],
-    label: row[2],
-    location: location === null ? null : (JSON.parse(location) as Location),
-    data: JSON.parse(row[5]) as Data,
-    seen: row[4],
-  };
+  return decodeObject(row[1], row[2], row[3], row[4], row[5]);
 }
 
 export function areaFromRow(row: AreaRow): Area {
