@@ -11,6 +11,8 @@ import type { Data, ObjectPatch, Shape } from '../../internal/domain/types.js';
 import { storeContract } from '../../internal/store/contract.js';
 import { decodeCursor, encodeCursor } from '../../internal/store/cursor.js';
 import { openSqliteStore, type SqliteStore } from '../../internal/store/sqlite/sqlite-store.js';
+import { historySql } from '../../internal/store/sqlite/history-rows.js';
+import { PRUNE_PAST_SQL } from '../../internal/store/sqlite/object-store.js';
 
 const N0 = '2024-05-01T12:00:00.000Z';
 const N1 = '2024-05-01T12:00:01.000Z';
@@ -42,16 +44,49 @@ function inspect<T>(path: string, read: (db: Database.Database) => T): T {
 }
 
 interface HistoryRow {
-  realm: string;
-  object_id: string;
+  realm: string | null;
+  object_id: string | null;
   time: string;
   location: string;
 }
 
-function historyRows(path: string): HistoryRow[] {
+interface RawFix {
+  realm: string | null;
+  object_id: string | null;
+  orow: number;
+  time: number;
+  lon: number;
+  lat: number;
+  altitude: number | null;
+  speed: number | null;
+  heading: number | null;
+  accuracy: number | null;
+  altitude_accuracy: number | null;
+}
+
+/** The stored past fixes as they are (schema version 7), with their object's realm and id (null: no such object). */
+function rawFixes(path: string): RawFix[] {
   return inspect(path, (db) =>
-    db.prepare<[], HistoryRow>('SELECT realm, object_id, time, location FROM history ORDER BY realm, object_id, time').all(),
+    db
+      .prepare<[], RawFix>(
+        'SELECT o.realm AS realm, o.id AS object_id, h.orow AS orow, h.time AS time, h.lon AS lon, h.lat AS lat, h.altitude AS altitude, h.speed AS speed, ' +
+          'h.heading AS heading, h.accuracy AS accuracy, h.altitude_accuracy AS altitude_accuracy FROM history h LEFT JOIN objects o ON o.rowid = h.orow ' +
+          'ORDER BY o.realm, o.id, h.time',
+      )
+      .all(),
   );
+}
+
+/** The stored past fixes, each with its time as text and the fix as JSON (keys in the order of a location). */
+function historyRows(path: string): HistoryRow[] {
+  return rawFixes(path).map((row) => {
+    const time = new Date(row.time).toISOString();
+    const fix: Record<string, number | string> = { longitude: row.lon, latitude: row.lat };
+    const optional = [['altitude', row.altitude], ['speed', row.speed], ['heading', row.heading], ['accuracy', row.accuracy], ['altitudeAccuracy', row.altitude_accuracy]] as const;
+    for (const [key, value] of optional) if (value !== null) fix[key] = value;
+    fix.time = time;
+    return { realm: row.realm, object_id: row.object_id, time, location: JSON.stringify(fix) };
+  });
 }
 
 async function withFile(body: (store: SqliteStore, path: string) => Promise<void>): Promise<void> {
@@ -111,7 +146,7 @@ void describe('sqlite store', () => {
     withFile(async (store, path) => {
       await store.ping();
       assert.equal(inspect(path, (db) => db.pragma('journal_mode', { simple: true })), 'wal');
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 6);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 7);
       // A connection configured as the store's cuts its WAL back to 128 MiB when rewound.
       const raw = new Database(path);
       configure(raw);
@@ -153,7 +188,7 @@ void describe('sqlite store', () => {
     const again = openSqliteStore(path);
     await again.ping();
     await again.close();
-    assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 6);
+    assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 7);
   });
 
   void it('refuses a database written by a newer schema version', () => {
@@ -258,6 +293,48 @@ void describe('sqlite store', () => {
         { longitude: 6, latitude: 6, time: T1 },
         { longitude: 4, latitude: 4, time: T2 },
       ]);
+    }));
+
+  void it('stores past fixes compactly: the object rowid, the time in ms, one column per number', () =>
+    withFile(async (store, path) => {
+      const full = { longitude: -0, latitude: -33.5, altitude: -12.25, speed: 0, heading: 359.5, accuracy: 1e-7, altitudeAccuracy: 1e21, time: '0000-01-01T00:00:00.000Z' };
+      const last = { longitude: 179.999999, latitude: 89.5, speed: 3, time: '9999-12-31T23:59:59.999Z' };
+      await store.objects.upsertMany(
+        'acme',
+        [
+          { id: 'x', location: full },
+          { id: 'x', location: { longitude: 1, latitude: 2, time: '1969-12-31T23:59:59.999Z' } },
+          { id: 'x', location: last },
+        ],
+        N0,
+      );
+      const rowid = inspect(path, (db) => db.prepare<[], number>("SELECT rowid FROM objects WHERE id = 'x'").pluck().get());
+      assert.deepEqual(
+        rawFixes(path).map((row) => ({ ...row })),
+        [
+          { realm: 'acme', object_id: 'x', orow: rowid, time: -62167219200000, lon: 0, lat: -33.5, altitude: -12.25, speed: 0, heading: 359.5, accuracy: 1e-7, altitude_accuracy: 1e21 },
+          { realm: 'acme', object_id: 'x', orow: rowid, time: -1, lon: 1, lat: 2, altitude: null, speed: null, heading: null, accuracy: null, altitude_accuracy: null },
+        ],
+      );
+      // Read back as written: the same keys in the same order (the JSON text is equal), -0 as 0.
+      const page = await store.objects.history('acme', 'x', { limit: 10, order: 'asc' });
+      assert.equal(
+        JSON.stringify(page.items),
+        JSON.stringify([{ ...full, longitude: 0 }, { longitude: 1, latitude: 2, time: '1969-12-31T23:59:59.999Z' }, last]),
+      );
+      assert.ok(Object.is(page.items[0]?.longitude, 0));
+      // Bounds and cursors compare the same instants as text and as milliseconds.
+      const desc = await store.objects.history('acme', 'x', { limit: 1, order: 'desc', to: '9999-12-31T23:59:59.998Z' });
+      assert.deepEqual(desc.items.map((fix) => fix.time), ['1969-12-31T23:59:59.999Z']);
+      assert.ok(desc.next !== null);
+      assert.deepEqual((await store.objects.history('acme', 'x', { limit: 5, order: 'desc', cursor: desc.next })).items.map((fix) => fix.time), [full.time]);
+      // A cursor naming no real instant is refused, not read as an empty page.
+      for (const time of ['2024-13-01T00:00:00.000Z', '2023-02-29T00:00:00.000Z']) {
+        await assert.rejects(
+          store.objects.history('acme', 'x', { limit: 5, order: 'asc', cursor: encodeCursor(time) }),
+          (err: unknown) => err instanceof LocusError && err.code === 'invalid_cursor',
+        );
+      }
     }));
 
   void it('stores lon, lat and the fix time in columns and keeps the rowid across updates', () =>
@@ -397,7 +474,7 @@ void describe('sqlite query engine', () => {
 
     const store = openSqliteStore(path);
     try {
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 6);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 7);
       assert.deepEqual(
         inspect(path, (db) => db.prepare<[], string>('SELECT DISTINCT typeof(data) FROM objects').pluck().all()),
         ['blob'],
@@ -431,6 +508,53 @@ void describe('sqlite query engine', () => {
       await store.objects.upsertMany('acme', [{ id: 'bike', label: 'Tractor bike', location: at(13.4, 52.5, T1) }], N1);
       assert.deepEqual((await store.objects.list('acme', { limit: 10, shape: circle })).items.map((o) => o.id), ['bike', 'truck']);
       await assertIndexesInSync(store, path, ['acme', 'other']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  void it('migrates the past fixes of a version 1 file to compact rows, dropping those of objects that are gone', async () => {
+    const path = freshPath();
+    const raw = new Database(path);
+    raw.exec(SCHEMA_V1);
+    const insert = raw.prepare(
+      'INSERT INTO objects (realm, id, label, lon, lat, location, loc_time, seen, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    const full = { longitude: 13.4, latitude: 52.5, altitude: 34.5, speed: 12.25, heading: 90, accuracy: 5, altitudeAccuracy: 2.5, time: '0001-02-03T04:05:06.007Z' };
+    const current = at(13.6, 52.7, T2);
+    // Ids whose rowids are not in id order, over more than one chunk of the migration.
+    for (let i = 0; i < 300; i++) insert.run('acme', `filler-${i}`, null, null, null, null, null, null, '{}');
+    insert.run('acme', 'truck', null, 13.6, 52.7, JSON.stringify(current), T2, N0, '{}');
+    insert.run('acme', 'a-first', null, 1, 1, JSON.stringify(at(1, 1, T1)), T1, N0, '{}');
+    const fix = raw.prepare('INSERT INTO history (realm, object_id, time, location) VALUES (?, ?, ?, ?)');
+    for (const [realm, id, location] of [
+      ['acme', 'truck', full],
+      ['acme', 'truck', at(13.5, 52.6, T1)],
+      ['acme', 'truck', current],
+      ['acme', 'a-first', at(0.5, 0.5, T0)],
+      ['acme', 'a-first', at(1, 1, T1)],
+      ['acme', 'gone', at(2, 2, T0)],
+    ] as const) {
+      fix.run(realm, id, location.time, JSON.stringify(location));
+    }
+    raw.close();
+
+    const store = openSqliteStore(path);
+    try {
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 7);
+      assert.deepEqual(
+        historyRows(path).map((row) => [row.realm, row.object_id, row.location]),
+        [
+          ['acme', 'a-first', JSON.stringify(at(0.5, 0.5, T0))],
+          ['acme', 'truck', JSON.stringify(full)],
+          ['acme', 'truck', JSON.stringify(at(13.5, 52.6, T1))],
+        ],
+      );
+      assert.equal(
+        JSON.stringify((await store.objects.history('acme', 'truck', { limit: 10, order: 'asc' })).items),
+        JSON.stringify([full, at(13.5, 52.6, T1), current]),
+      );
+      assert.deepEqual((await store.objects.history('acme', 'a-first', { limit: 10, order: 'desc' })).items, [at(1, 1, T1), at(0.5, 0.5, T0)]);
     } finally {
       await store.close();
     }
@@ -670,28 +794,16 @@ void describe('sqlite query engine', () => {
         ).slice(0, 2),
         ['SCAN search.object_fts VIRTUAL TABLE INDEX 0:M2', 'SEARCH o USING INTEGER PRIMARY KEY (rowid=?)'],
       );
-      // History pages and retention: the (realm, object_id, time) key.
-      assert.deepEqual(plan('SELECT location FROM history WHERE realm = ? AND object_id = ? AND time > ? AND time <= ? ORDER BY time DESC LIMIT 5', ['r', 'o1', T0, T2]), [
-        'SEARCH history USING PRIMARY KEY (realm=? AND object_id=? AND time>? AND time<?)',
+      // History pages (the store's own statement, historySql) and retention: the (orow, time) key.
+      assert.deepEqual(plan(historySql([['>', T0], ['<=', T2]], false), [1, Date.parse(T0), Date.parse(T2), 5]), [
+        'SEARCH history USING PRIMARY KEY (orow=? AND time>? AND time<?)',
       ]);
-      // A history page merges the stored fixes, read in key order, with the object's current
-      // one (schema version 6): no sort of the whole history for a page.
-      assert.deepEqual(
-        plan(
-          'SELECT time AS time, location FROM history WHERE realm = ? AND object_id = ? AND 1 AND time > ? UNION ALL ' +
-            'SELECT loc_time AS time, location FROM objects WHERE realm = ? AND id = ? AND loc_time IS NOT NULL AND loc_pruned = 0 AND loc_time > ? ORDER BY time ASC LIMIT 5',
-          ['r', 'o1', T0, 'r', 'o1', T0],
-        ),
-        [
-          'MERGE (UNION ALL)',
-          'LEFT',
-          'SEARCH history USING PRIMARY KEY (realm=? AND object_id=? AND time>?)',
-          'RIGHT',
-          'SEARCH objects USING INDEX sqlite_autoindex_objects_1 (realm=? AND id=?)',
-        ],
-      );
-      assert.deepEqual(plan('DELETE FROM history WHERE realm = ? AND object_id = ? AND time < ?', ['r', 'o1', T2]), [
-        'SEARCH history USING PRIMARY KEY (realm=? AND object_id=? AND time<?)',
+      assert.deepEqual(plan(historySql([], true), [1, 5]), ['SEARCH history USING PRIMARY KEY (orow=?)']);
+      // Retention of a chunk of objects: a seek on the key per object of the chunk.
+      assert.deepEqual(plan(PRUNE_PAST_SQL, ['r', 'o1', 'o9', Date.parse(T2)]), [
+        'SEARCH history USING PRIMARY KEY (orow=? AND time<?)',
+        'LIST SUBQUERY 1',
+        'SEARCH objects USING COVERING INDEX sqlite_autoindex_objects_1 (realm=? AND id>? AND id<?)',
       ]);
       // The old rows of a batch: one index probe per id.
       assert.equal(

@@ -36,6 +36,7 @@ import type { SearchIndexer } from './search-indexer.js';
 import { LocationIndex, type LocationMove } from './location-index.js';
 import { RecentObjects, type RecentObject } from './recent-objects.js';
 import { queryBoxes } from './query-boxes.js';
+import { FIX_COLUMNS, fixFromRow, fixRow, fixTime, historySql, type FixRow, type HistoryBound, type StoredFix } from './history-rows.js';
 import { settle } from './sqlite-errors.js';
 
 const MAX_PAGE = 10_000;
@@ -111,6 +112,11 @@ export function toPage<R, T>(rows: R[], limit: number, convert: (row: R) => T, k
 const tupleId = (row: ObjectTuple): string => row[1];
 const NORMALISED_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const emptyPage = <T>(): Page<T> => ({ items: [], next: null });
+/** A time of the normalised form that names a real instant (no month 13). */
+const isoTimeExists = (time: string): boolean => {
+  const ms = fixTime(time);
+  return !Number.isNaN(ms) && new Date(ms).toISOString() === time;
+};
 
 /** `o.lon`/`o.lat` inside one of the boxes (exact doubles: the boxes cover every accepted point). */
 function boxesSql(boxes: readonly BBox[], params: (string | number)[]): string {
@@ -151,6 +157,8 @@ export class SqliteObjectStore implements ObjectStore {
   private version: number;
   private readonly pruneChunkTx: (realm: string, after: string, before: string) => { last: string | null; deleted: number };
   private readonly listTx: (realm: string, query: ObjectListQuery) => Page<TrackedObject>;
+  private readonly selectHistoryOwner: Statement<[string, string], HistoryOwner>;
+  private readonly historyTx: (realm: string, id: string, query: HistoryQuery) => Page<Location>;
 
   /** The exact test of the shape query being answered (see listNow). */
   private inside: PointTest = outside;
@@ -188,17 +196,16 @@ export class SqliteObjectStore implements ObjectStore {
     const update = db.prepare<[...ObjectValues, string | null, number, number]>(
       'UPDATE objects SET label = ?, lon = ?, lat = ?, location = ?, loc_time = ?, seen = ?, data = coalesce(jsonb(?), data), loc_pruned = loc_pruned * ? WHERE rowid = ?',
     );
-    // Key (realm, object_id, time): a second fix with an equal time replaces the first.
-    const insertFix = db.prepare<[string, string, string, string]>(
-      'INSERT OR REPLACE INTO history (realm, object_id, time, location) VALUES (?, ?, ?, ?)',
-    );
-    // A current location that a newer fix replaces becomes a past fix, unless retention pruned it.
-    const keepPrevious = db.prepare<[number]>(
-      'INSERT OR REPLACE INTO history (realm, object_id, time, location) SELECT realm, id, loc_time, location FROM objects WHERE rowid = ? AND loc_time IS NOT NULL AND loc_pruned = 0',
+    // Key (orow, time): a second fix with an equal time replaces the first.
+    const insertFix = db.prepare<FixRow>(`INSERT OR REPLACE INTO history (${FIX_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    // A current location that a newer fix replaces becomes a past fix, unless retention
+    // pruned it (the row says; the fix itself is the object's old location, in memory).
+    const keepPrevious = db.prepare<[...FixRow, number]>(
+      `INSERT OR REPLACE INTO history (${FIX_COLUMNS}) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE (SELECT loc_pruned FROM objects WHERE rowid = ?) = 0`,
     );
     // The delete trigger queues the removal of the full-text entry.
     const deleteRow = db.prepare<[number]>('DELETE FROM objects WHERE rowid = ?');
-    const deleteHistory = db.prepare<[string, string]>('DELETE FROM history WHERE realm = ? AND object_id = ?');
+    const deleteHistory = db.prepare<[number]>('DELETE FROM history WHERE orow = ?');
     const lastQueued = db.prepare<[], number | null>('SELECT max(seq) FROM search_queue').pluck();
 
     this.upsertTx = db.transaction((realm: string, patches: readonly ObjectPatch[], now: string, moves: LocationMove[]) => {
@@ -236,23 +243,25 @@ export class SqliteObjectStore implements ObjectStore {
 
         // History holds past fixes only (schema.ts version 6): the current location is the
         // row's. First the current location that a newer fix replaced (unless that fix has
-        // its time: the later write wins; and unless retention pruned it), read from the
-        // row before it changes; then this batch's other fixes, in order (INSERT OR
-        // REPLACE: a later one of an equal time wins), but none at the current time.
+        // its time: the later write wins; and unless retention pruned it), before the row
+        // changes; then, once the row is written (a new object's rowid is known then), this
+        // batch's other fixes, in order (INSERT OR REPLACE: a later one of an equal time
+        // wins), but none at the current time.
         const location = next.location;
         const currentTime = location === null ? null : location.time;
         const previous = old === null ? null : old.location;
         if (row !== undefined && previous !== null && location !== previous && previous.time !== currentTime) {
-          keepPrevious.run(row.rowid);
+          keepPrevious.run(...fixRow(row.rowid, previous), row.rowid);
         }
         let locationJson: string | null = null;
+        let past: Location[] | null = null;
         for (const fix of folded.fixes) {
           if (fix === location) {
             locationJson = JSON.stringify(fix);
             continue;
           }
           if (fix.time === currentTime) continue;
-          insertFix.run(realm, folded.id, fix.time, JSON.stringify(fix));
+          (past ??= []).push(fix);
         }
         if (location === null) locationJson = null;
         else if (row !== undefined && location === previous) locationJson = row.location;
@@ -270,17 +279,19 @@ export class SqliteObjectStore implements ObjectStore {
           location === null ? null : location.time,
           next.seen,
         ];
+        let rowid: number;
         if (row === undefined || old === null) {
-          const rowid = Number(insert.run(realm, folded.id, ...values, dataJson).lastInsertRowid);
+          rowid = Number(insert.run(realm, folded.id, ...values, dataJson).lastInsertRowid);
           if (location !== null) moves.push([rowid, location.longitude, location.latitude]);
           toIndex.push(putItem(rowid, key, folded.id, next.label, dataJson));
-          written.push([folded.id, { row: { rowid, id: folded.id, label: next.label, location: locationJson, seen: next.seen, data: dataJson }, obj: next }]);
         } else {
-          update.run(...values, sameData ? null : dataJson, location === previous ? 1 : 0, row.rowid);
-          if (location !== old.location) moves.push([row.rowid, location?.longitude ?? null, location?.latitude ?? null]);
-          if (!sameSearchText(old, next)) toIndex.push(putItem(row.rowid, key, folded.id, next.label, dataJson));
-          written.push([folded.id, { row: { rowid: row.rowid, id: folded.id, label: next.label, location: locationJson, seen: next.seen, data: dataJson }, obj: next }]);
+          rowid = row.rowid;
+          update.run(...values, sameData ? null : dataJson, location === previous ? 1 : 0, rowid);
+          if (location !== old.location) moves.push([rowid, location?.longitude ?? null, location?.latitude ?? null]);
+          if (!sameSearchText(old, next)) toIndex.push(putItem(rowid, key, folded.id, next.label, dataJson));
         }
+        if (past !== null) for (const fix of past) insertFix.run(...fixRow(rowid, fix));
+        written.push([folded.id, { row: { rowid, id: folded.id, label: next.label, location: locationJson, seen: next.seen, data: dataJson }, obj: next }]);
 
         changes.push({ realm, id: folded.id, old, new: next, history: folded.fixes, time: now });
       }
@@ -292,7 +303,7 @@ export class SqliteObjectStore implements ObjectStore {
       const row = this.selectOne.get(realm, id);
       if (row === undefined) return null;
       deleteRow.run(row.rowid);
-      deleteHistory.run(realm, id);
+      deleteHistory.run(row.rowid);
       const change: ObjectChange = { realm, id, old: objectFromRow(row), new: null, history: [], time: now };
       // The trigger queued the entry's removal: the last entry queued.
       return { change, rowid: row.rowid, queued: Number(lastQueued.get() ?? 0) };
@@ -302,28 +313,23 @@ export class SqliteObjectStore implements ObjectStore {
 
     // Retention walks the realm's objects in id order, a chunk per transaction. In each
     // chunk's id range, one statement marks the current fixes before the cut pruned (they
-    // stay the objects' locations, history leaves them out); then the objects that have
-    // past fixes are found by seeks on the (realm, object_id, time) key, skipping those
-    // without, and their fixes before the cut deleted (a seek each).
+    // stay the objects' locations, history leaves them out), and one deletes the past
+    // fixes before the cut (a seek on the (orow, time) key per object of the chunk).
     const chunkEnd = db.prepare<[string, string, number], string | null>(
       'SELECT max(id) FROM (SELECT id FROM objects WHERE realm = ? AND id > ? ORDER BY id LIMIT ?)',
     ).pluck();
     const pruneCurrent = db.prepare<[string, string, string, string]>(
       'UPDATE objects SET loc_pruned = 1 WHERE realm = ? AND id > ? AND id <= ? AND loc_time < ? AND loc_pruned = 0',
     );
-    const nextHistoryObject = db.prepare<[string, string, string], string>(
-      'SELECT object_id FROM history WHERE realm = ? AND object_id > ? AND object_id <= ? ORDER BY object_id LIMIT 1',
-    ).pluck();
-    const pruneObject = db.prepare<[string, string, string]>('DELETE FROM history WHERE realm = ? AND object_id = ? AND time < ?');
+    const prunePast = db.prepare<[string, string, string, number]>(PRUNE_PAST_SQL);
     this.pruneChunkTx = db.transaction((realm: string, after: string, before: string) => {
       const end = chunkEnd.get(realm, after, PRUNE_CHUNK_OBJECTS) ?? null;
       if (end === null) return { last: null, deleted: 0 };
-      let deleted = pruneCurrent.run(realm, after, end, before).changes;
-      for (let id = nextHistoryObject.get(realm, after, end); id !== undefined; id = nextHistoryObject.get(realm, id, end)) {
-        deleted += pruneObject.run(realm, id, before).changes;
-      }
+      const deleted = pruneCurrent.run(realm, after, end, before).changes + prunePast.run(realm, after, end, fixTime(before)).changes;
       return { last: end, deleted };
     });
+    this.selectHistoryOwner = db.prepare('SELECT rowid, location, loc_time, loc_pruned FROM objects WHERE realm = ? AND id = ?');
+    this.historyTx = db.transaction((realm: string, id: string, query: HistoryQuery) => this.historyNow(realm, id, query));
   }
 
   /** A prepared statement for `sql`, from the cache; `raw`: its rows are arrays. */
@@ -506,40 +512,50 @@ export class SqliteObjectStore implements ObjectStore {
   }
 
   history(realm: string, id: string, query: HistoryQuery): Promise<Page<Location>> {
-    return settle(() => {
-      if (!Number.isInteger(query.limit) || query.limit < 1 || query.limit > MAX_PAGE) {
-        throw invalid(`limit must be an integer from 1 to ${MAX_PAGE}`, 'invalid_query');
-      }
-      const cursor = query.cursor === undefined ? null : decodeCursor(query.cursor);
-      // A history cursor names the time of the last fix of its page.
-      if (cursor !== null && !NORMALISED_TIME.test(cursor)) throw invalid('cursor is not valid', 'invalid_cursor');
-      const asc = query.order === 'asc';
-      // Each side is bounded once: by the cursor when it is past the range's own bound.
-      let low: [string, string] | null = query.from === undefined ? null : ['>=', query.from];
-      let high: [string, string] | null = query.to === undefined ? null : ['<=', query.to];
-      if (cursor !== null) {
-        if (asc && (low === null || cursor >= low[1])) low = ['>', cursor];
-        if (!asc && (high === null || cursor <= high[1])) high = ['<', cursor];
-      }
-      const bounds: [string, string][] = [];
-      if (low !== null) bounds.push(low);
-      if (high !== null) bounds.push(high);
-      // The stored past fixes and the current location unless pruned (schema.ts version 6), merged by time.
-      const params: (string | number)[] = [];
-      const part = (table: string, idColumn: string, timeColumn: string, extra: string): string => {
-        params.push(realm, id);
-        const terms = ['realm = ?', `${idColumn} = ?`, extra];
-        for (const [op, value] of bounds) {
-          terms.push(`${timeColumn} ${op} ?`);
-          params.push(value);
-        }
-        return `SELECT ${timeColumn} AS time, location FROM ${table} WHERE ${terms.join(' AND ')}`;
-      };
-      const sql = `${part('history', 'object_id', 'time', '1')} UNION ALL ${part('objects', 'id', 'loc_time', 'loc_time IS NOT NULL AND loc_pruned = 0')} ORDER BY time ${asc ? 'ASC' : 'DESC'} LIMIT ?`;
-      params.push(query.limit + 1);
-      const rows = this.statement<{ time: string; location: string }>(sql).all(...params);
-      return toPage(rows, query.limit, (row) => JSON.parse(row.location) as Location, (row) => row.time);
-    });
+    // One read transaction: the object's row, then its stored fixes.
+    return settle(() => this.historyTx(realm, id, query));
+  }
+
+  private historyNow(realm: string, id: string, query: HistoryQuery): Page<Location> {
+    if (!Number.isInteger(query.limit) || query.limit < 1 || query.limit > MAX_PAGE) {
+      throw invalid(`limit must be an integer from 1 to ${MAX_PAGE}`, 'invalid_query');
+    }
+    const cursor = query.cursor === undefined ? null : decodeCursor(query.cursor);
+    // A history cursor names the time of the last fix of its page.
+    if (cursor !== null && !(NORMALISED_TIME.test(cursor) && isoTimeExists(cursor))) throw invalid('cursor is not valid', 'invalid_cursor');
+    const asc = query.order === 'asc';
+    // Each side is bounded once: by the cursor when it is past the range's own bound.
+    let low: HistoryBound | null = query.from === undefined ? null : ['>=', query.from];
+    let high: HistoryBound | null = query.to === undefined ? null : ['<=', query.to];
+    if (cursor !== null) {
+      if (asc && (low === null || cursor >= low[1])) low = ['>', cursor];
+      if (!asc && (high === null || cursor <= high[1])) high = ['<', cursor];
+    }
+    const bounds: HistoryBound[] = [];
+    if (low !== null) bounds.push(low);
+    if (high !== null) bounds.push(high);
+    const owner = this.selectHistoryOwner.get(realm, id);
+    if (owner === undefined) return emptyPage();
+    // The stored past fixes, read in key order up to the page's end, and the current
+    // location unless pruned (schema.ts version 6), put in its place by time.
+    const rows = this.statement<StoredFix>(historySql(bounds, asc), true).all(
+      owner.rowid,
+      ...bounds.map(([, time]) => fixTime(time)),
+      query.limit + 1,
+    );
+    const fixes = rows.map(fixFromRow);
+    const current = owner.loc_time;
+    if (
+      current !== null &&
+      owner.location !== null &&
+      owner.loc_pruned === 0 &&
+      bounds.every(([op, time]) => (op === '>=' ? current >= time : op === '>' ? current > time : op === '<=' ? current <= time : current < time))
+    ) {
+      let at = fixes.length;
+      while (at > 0 && (asc ? (fixes[at - 1] as Location).time > current : (fixes[at - 1] as Location).time < current)) at--;
+      fixes.splice(at, 0, JSON.parse(owner.location) as Location);
+    }
+    return toPage(fixes, query.limit, (fix) => fix, (fix) => fix.time);
   }
 
   async pruneHistory(realm: string, before: string, options: { signal?: AbortSignal } = {}): Promise<number> {
@@ -561,3 +577,14 @@ export type ListPlan = 'index' | 'spatial' | 'ordered';
 
 /** Objects whose history one retention transaction walks. */
 const PRUNE_CHUNK_OBJECTS = 500;
+
+/** Deletes the past fixes before a time (ms) of the objects in an id range of a realm. */
+export const PRUNE_PAST_SQL = 'DELETE FROM history WHERE orow IN (SELECT rowid FROM objects WHERE realm = ? AND id > ? AND id <= ?) AND time < ?';
+
+/** What a history read needs of the object's row. */
+interface HistoryOwner {
+  rowid: number;
+  location: string | null;
+  loc_time: string | null;
+  loc_pruned: number;
+}

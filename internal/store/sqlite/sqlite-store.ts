@@ -45,7 +45,7 @@ class SqliteRealmStore implements RealmStore {
     this.insert = db.prepare<[string, string, string]>('INSERT INTO realms (id, settings, created) VALUES (?, ?, ?)');
     this.updateSettings = db.prepare<[string, string]>('UPDATE realms SET settings = ? WHERE id = ?');
     const deleteRealmData = [
-      'DELETE FROM history WHERE realm = ?',
+      'DELETE FROM history WHERE orow IN (SELECT rowid FROM objects WHERE realm = ?)',
       'DELETE FROM objects WHERE realm = ?',
       'DELETE FROM areas WHERE realm = ?',
       'DELETE FROM tokens WHERE realm = ?',
