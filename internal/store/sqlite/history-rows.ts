@@ -2,9 +2,12 @@
  * Past fixes as rows of `history` (schema.ts version 7): keyed by the object's rowid and
  * the fix's time in milliseconds since 1970 (UTC), with one REAL column per numeric key
  * of a location (NULL when the fix has none). About 35 bytes a row instead of about 130
- * with the realm, the id, the time and the location as text: the table is a quarter of
- * the size, and since a write inserts a past fix at a random place of it, a quarter of
- * the pages that a batch dirties (and copies through the WAL).
+ * with the realm, the id, the time and the location as text. A location update inserts
+ * a past fix at a random place of the table, and the row size is most of that cost: with
+ * rows a quarter of the size a page splits a quarter as often, the table stays in the
+ * page cache four times as long, and the WAL takes about half the bytes per insert
+ * (measured at 10,000 objects with 100 past fixes each: 14 µs of CPU per insert
+ * instead of 44).
  *
  * Times convert exactly: normalised times (domain/time.ts) have whole milliseconds and
  * years 0000–9999, which Date.parse and toISOString map one to one, in the same order.
