@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { parseLocation } from '../../internal/domain/location.js';
+import { fixFromRow, fixRow, fixTime, historySql, type StoredFix } from '../../internal/store/sqlite/history-rows.js';
+
+const NOW = '2024-05-01T12:00:00.000Z';
+const MIN = Date.parse('0000-01-01T00:00:00.000Z');
+const MAX = Date.parse('9999-12-31T23:59:59.999Z');
+
+/** A location as a client may send it: the required keys, any of the optional ones, a time with an offset. */
+const sentLocation = fc.record(
+  {
+    longitude: fc.double({ min: -180, max: 180, noNaN: true }),
+    latitude: fc.double({ min: -90, max: 90, noNaN: true }),
+    altitude: fc.double({ noNaN: true, noDefaultInfinity: true }),
+    speed: fc.double({ min: 0, noNaN: true, noDefaultInfinity: true }),
+    heading: fc.double({ min: 0, max: 360, noNaN: true }),
+    accuracy: fc.double({ min: 0, noNaN: true, noDefaultInfinity: true }),
+    altitudeAccuracy: fc.double({ min: 0, noNaN: true, noDefaultInfinity: true }),
+    time: fc.integer({ min: MIN, max: MAX }).map((ms) => new Date(ms).toISOString()),
+  },
+  { requiredKeys: ['longitude', 'latitude'] },
+);
+
+void describe('history rows (schema version 7)', () => {
+  void it('a fix reads back as parseLocation gave it: the same values, keys and order, -0 as 0', () => {
+    fc.assert(
+      fc.property(sentLocation, (sent) => {
+        const location = parseLocation(sent, NOW, 'location');
+        const [orow, ...stored] = fixRow(7, location);
+        assert.equal(orow, 7);
+        // JSON text: key order and values as a response shows them.
+        assert.equal(JSON.stringify(fixFromRow(stored as StoredFix)), JSON.stringify(location));
+        for (const value of Object.values(fixFromRow(stored as StoredFix))) if (typeof value === 'number') assert.ok(!Object.is(value, -0));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  void it('stored times keep the order of the normalised times they come from', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: MIN, max: MAX }), fc.integer({ min: MIN, max: MAX }), (a, b) => {
+        const [ta, tb] = [new Date(a).toISOString(), new Date(b).toISOString()];
+        assert.equal(Math.sign(fixTime(ta) - fixTime(tb)), ta < tb ? -1 : ta > tb ? 1 : 0);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  void it('a page reads one object\'s rows in key order within its bounds', () => {
+    assert.equal(
+      historySql([['>=', NOW], ['<', NOW]], false),
+      'SELECT time, lon, lat, altitude, speed, heading, accuracy, altitude_accuracy FROM history WHERE orow = ? AND time >= ? AND time < ? ORDER BY time DESC LIMIT ?',
+    );
+    assert.equal(historySql([], true).endsWith('WHERE orow = ? ORDER BY time ASC LIMIT ?'), true);
+  });
+});
