@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { parseLocation } from '../../internal/domain/location.js';
-import { fixFromRow, fixRow, fixTime, historySql, type StoredFix } from '../../internal/store/sqlite/history-rows.js';
+import { fixFromRow, fixRow, fixTime, historySql } from '../../internal/store/sqlite/history-rows.js';
 
 const NOW = '2024-05-01T12:00:00.000Z';
 const MIN = Date.parse('0000-01-01T00:00:00.000Z');
@@ -31,8 +31,8 @@ void describe('history rows (schema version 7)', () => {
         const [orow, ...stored] = fixRow(7, location);
         assert.equal(orow, 7);
         // JSON text: key order and values as a response shows them.
-        assert.equal(JSON.stringify(fixFromRow(stored as StoredFix)), JSON.stringify(location));
-        for (const value of Object.values(fixFromRow(stored as StoredFix))) if (typeof value === 'number') assert.ok(!Object.is(value, -0));
+        assert.equal(JSON.stringify(fixFromRow(stored)), JSON.stringify(location));
+        for (const value of Object.values(fixFromRow(stored))) if (typeof value === 'number') assert.ok(!Object.is(value, -0));
       }),
       { numRuns: 2000 },
     );
