@@ -14,22 +14,13 @@
  */
 import type { Location } from '../../domain/types.js';
 
+/** The columns of a read, in the order of StoredFix. */
+export const STORED_FIX_COLUMNS = 'time, lon, lat, altitude, speed, heading, accuracy, altitude_accuracy';
+
 /** The columns of `history`, in the order of FixRow. */
-export const FIX_COLUMNS = 'orow, time, lon, lat, altitude, speed, heading, accuracy, altitude_accuracy';
+export const FIX_COLUMNS = `orow, ${STORED_FIX_COLUMNS}`;
 
-export type FixRow = [
-  orow: number,
-  time: number,
-  lon: number,
-  lat: number,
-  altitude: number | null,
-  speed: number | null,
-  heading: number | null,
-  accuracy: number | null,
-  altitudeAccuracy: number | null,
-];
-
-/** A row as read: FixRow without its `orow`. */
+/** A row as read (STORED_FIX_COLUMNS): the fix without its object. */
 export type StoredFix = [
   time: number,
   lon: number,
@@ -41,8 +32,8 @@ export type StoredFix = [
   altitudeAccuracy: number | null,
 ];
 
-/** The columns of a read, in the order of StoredFix. */
-export const STORED_FIX_COLUMNS = 'time, lon, lat, altitude, speed, heading, accuracy, altitude_accuracy';
+/** A row as written (FIX_COLUMNS): the object's rowid, then the fix. */
+export type FixRow = [orow: number, ...fix: StoredFix];
 
 /** A normalised time as stored. */
 export function fixTime(time: string): number {
@@ -52,7 +43,7 @@ export function fixTime(time: string): number {
 export function fixRow(orow: number, fix: Location): FixRow {
   return [
     orow,
-    Date.parse(fix.time),
+    fixTime(fix.time),
     fix.longitude,
     fix.latitude,
     fix.altitude ?? null,
@@ -81,6 +72,15 @@ export function fixFromRow(row: StoredFix): Location {
 
 /** A bound of a history page: the operator and the time (normalised ISO). */
 export type HistoryBound = ['>=' | '>' | '<=' | '<', string];
+
+/** True when a normalised time is within every bound. */
+export function withinBounds(time: string, bounds: readonly HistoryBound[]): boolean {
+  for (const [op, bound] of bounds) {
+    const inside = op === '>=' ? time >= bound : op === '>' ? time > bound : op === '<=' ? time <= bound : time < bound;
+    if (!inside) return false;
+  }
+  return true;
+}
 
 /**
  * The statement of a history page's stored fixes: one object's rows in key order

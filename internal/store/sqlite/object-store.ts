@@ -36,7 +36,7 @@ import type { SearchIndexer } from './search-indexer.js';
 import { LocationIndex, type LocationMove } from './location-index.js';
 import { RecentObjects, type RecentObject } from './recent-objects.js';
 import { queryBoxes } from './query-boxes.js';
-import { FIX_COLUMNS, fixFromRow, fixRow, fixTime, historySql, type FixRow, type HistoryBound, type StoredFix } from './history-rows.js';
+import { FIX_COLUMNS, fixFromRow, fixRow, fixTime, historySql, withinBounds, type FixRow, type HistoryBound, type StoredFix } from './history-rows.js';
 import { settle } from './sqlite-errors.js';
 
 const MAX_PAGE = 10_000;
@@ -545,12 +545,7 @@ export class SqliteObjectStore implements ObjectStore {
     );
     const fixes = rows.map(fixFromRow);
     const current = owner.loc_time;
-    if (
-      current !== null &&
-      owner.location !== null &&
-      owner.loc_pruned === 0 &&
-      bounds.every(([op, time]) => (op === '>=' ? current >= time : op === '>' ? current > time : op === '<=' ? current <= time : current < time))
-    ) {
+    if (current !== null && owner.location !== null && owner.loc_pruned === 0 && withinBounds(current, bounds)) {
       let at = fixes.length;
       while (at > 0 && (asc ? (fixes[at - 1] as Location).time > current : (fixes[at - 1] as Location).time < current)) at--;
       fixes.splice(at, 0, JSON.parse(owner.location) as Location);
