@@ -336,4 +336,85 @@ void describe('query engine against brute-force oracles', () => {
       { numRuns: 300 },
     );
   });
+
+  void it('history: pages in either order, bounded and paged, give the fixes the write, retention and delete rules leave', async () => {
+    // Oracle: per object, the fixes by time (a later write of an equal time replaces the
+    // earlier one); retention removes those before its cut, the current one included (it
+    // stays the location, not in history); a delete removes the object and its fixes.
+    const { store } = stores[0] as { store: Store };
+    const TIMES = ['2024-05-01T10:00:00.000Z', '2024-05-01T10:00:00.001Z', '2024-05-01T10:00:01.000Z', '2024-05-01T10:00:02.000Z', '2024-05-01T11:00:00.000Z'];
+    const IDS = ['a', 'b', 'é'];
+    const fix = fc.record({ id: fc.constantFrom(...IDS), time: fc.integer({ min: 0, max: TIMES.length - 1 }), speed: fc.option(fc.constantFrom(0, 2.5), { nil: undefined }) });
+    const op = fc.oneof(
+      { weight: 6, arbitrary: fc.array(fix, { minLength: 1, maxLength: 5 }).map((fixes) => ({ kind: 'write' as const, fixes })) },
+      { weight: 2, arbitrary: fc.integer({ min: 0, max: TIMES.length }).map((cut) => ({ kind: 'prune' as const, cut })) },
+      { weight: 1, arbitrary: fc.constantFrom(...IDS).map((id) => ({ kind: 'delete' as const, id })) },
+    );
+    const query = fc.record({
+      id: fc.constantFrom(...IDS),
+      order: fc.constantFrom('asc' as const, 'desc' as const),
+      from: fc.option(fc.integer({ min: 0, max: TIMES.length - 1 }), { nil: undefined }),
+      to: fc.option(fc.integer({ min: 0, max: TIMES.length - 1 }), { nil: undefined }),
+      limit: fc.integer({ min: 1, max: 4 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 12 }), fc.array(query, { minLength: 1, maxLength: 6 }), async (ops, queries) => {
+        const realm = freshRealm();
+        const oracle = new Map<string, Map<string, Location>>();
+        let writes = 0;
+        for (const step of ops) {
+          if (step.kind === 'write') {
+            const patches: ObjectPatch[] = step.fixes.map(({ id, time, speed }) => {
+              // Each fix says which write it was: a later write of an equal time is seen to win.
+              const location: Location = { longitude: ++writes / 100, latitude: 1, time: TIMES[time] as string };
+              if (speed !== undefined) location.speed = speed;
+              return { id, location };
+            });
+            await store.objects.upsertMany(realm, patches, NOW);
+            for (const patch of patches) {
+              const fixes = oracle.get(patch.id) ?? new Map<string, Location>();
+              oracle.set(patch.id, fixes);
+              const location = patch.location as Location;
+              fixes.set(location.time, location);
+            }
+          } else if (step.kind === 'prune') {
+            const cut = TIMES[step.cut] ?? '2025-01-01T00:00:00.000Z';
+            let expected = 0;
+            for (const fixes of oracle.values()) {
+              for (const time of [...fixes.keys()]) {
+                if (time < cut) {
+                  fixes.delete(time);
+                  expected++;
+                }
+              }
+            }
+            assert.equal(await store.objects.pruneHistory(realm, cut), expected, `fixes pruned before ${cut}`);
+          } else {
+            const deleted = await store.objects.delete(realm, step.id, NOW);
+            assert.equal(deleted !== null, oracle.has(step.id), `delete ${step.id}`);
+            oracle.delete(step.id);
+          }
+        }
+        for (const q of queries) {
+          const from = q.from === undefined ? undefined : TIMES[q.from];
+          const to = q.to === undefined ? undefined : TIMES[q.to];
+          const expected = [...(oracle.get(q.id)?.values() ?? [])]
+            .filter((f) => (from === undefined || f.time >= from) && (to === undefined || f.time <= to))
+            .sort((x, y) => (x.time < y.time ? -1 : 1));
+          if (q.order === 'desc') expected.reverse();
+          const got: Location[] = [];
+          let cursor: string | undefined;
+          for (let pages = 0; pages <= expected.length; pages++) {
+            const page = await store.objects.history(realm, q.id, { order: q.order, limit: q.limit, ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }), ...(cursor === undefined ? {} : { cursor }) });
+            assert.ok(page.items.length <= q.limit);
+            got.push(...page.items);
+            if (page.next === null) break;
+            cursor = page.next;
+          }
+          assert.deepEqual(got, expected, `history of ${q.id} ${show(q)}`);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
 });
