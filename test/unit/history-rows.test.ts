@@ -38,6 +38,19 @@ void describe('history rows (schema version 7)', () => {
     );
   });
 
+  void it('a stored time is Date.parse of the normalised time, over years 0000–9999', () => {
+    const edges = ['0000-01-01T00:00:00.000Z', '0000-02-29T23:59:59.999Z', '1969-12-31T23:59:59.999Z', '1970-01-01T00:00:00.000Z', '2000-02-29T12:00:00.000Z', '2100-03-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z'];
+    for (const time of edges) assert.equal(fixTime(time), Date.parse(time), time);
+    fc.assert(
+      fc.property(fc.integer({ min: MIN, max: MAX }), (ms) => {
+        assert.equal(fixTime(new Date(ms).toISOString()), ms);
+      }),
+      { numRuns: 20_000 },
+    );
+    // Any other form is Date.parse's.
+    assert.equal(fixTime('2024-05-01T12:00:00+02:00'), Date.parse('2024-05-01T12:00:00+02:00'));
+  });
+
   void it('stored times keep the order of the normalised times they come from', () => {
     fc.assert(
       fc.property(fc.integer({ min: MIN, max: MAX }), fc.integer({ min: MIN, max: MAX }), (a, b) => {

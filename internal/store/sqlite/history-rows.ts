@@ -35,9 +35,30 @@ export type StoredFix = [
 /** A row as written (FIX_COLUMNS): the object's rowid, then the fix. */
 export type FixRow = [orow: number, ...fix: StoredFix];
 
-/** A normalised time as stored. */
+const digit = (text: string, at: number): number => text.charCodeAt(at) - 48;
+
+/** Days from 1970-01-01 to a date of the proleptic Gregorian calendar (H. Hinnant's days_from_civil). */
+function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
+  return era * 146_097 + yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy - 719_468;
+}
+
+/**
+ * A normalised time (`YYYY-MM-DDTHH:mm:ss.sssZ`) as stored: milliseconds since 1970, the
+ * value of Date.parse, computed from its digits (Date.parse was 2.6% of the server's
+ * profile under the v1 throughput load). Any other text goes to Date.parse.
+ */
 export function fixTime(time: string): number {
-  return Date.parse(time);
+  if (time.length !== 24 || time.charCodeAt(23) !== 90 /* Z */) return Date.parse(time);
+  const year = digit(time, 0) * 1000 + digit(time, 1) * 100 + digit(time, 2) * 10 + digit(time, 3);
+  const month = digit(time, 5) * 10 + digit(time, 6);
+  const day = digit(time, 8) * 10 + digit(time, 9);
+  const seconds = (digit(time, 11) * 10 + digit(time, 12)) * 3600 + (digit(time, 14) * 10 + digit(time, 15)) * 60 + digit(time, 17) * 10 + digit(time, 18);
+  const millis = digit(time, 20) * 100 + digit(time, 21) * 10 + digit(time, 22);
+  return daysFromCivil(year, month, day) * 86_400_000 + seconds * 1000 + millis;
 }
 
 export function fixRow(orow: number, fix: Location): FixRow {
