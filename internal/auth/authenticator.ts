@@ -42,7 +42,15 @@ export class Authenticator {
   /** Resolves a secret to its principal; 401 when it is unknown. */
   async authenticate(secret: string | null): Promise<Principal> {
     if (secret === null) throw unauthorized('a Bearer token is required');
-    const hash = hashSecret(secret);
+    return this.principalOf(hashSecret(secret));
+  }
+
+  /**
+   * Resolves a secret's hash (hashSecret) to its principal; 401 when it is unknown. A
+   * connection that checks its token at every message keeps the hash, not the secret,
+   * and skips hashing it again.
+   */
+  async principalOf(hash: string): Promise<Principal> {
     if (this.adminHash !== null && hash === this.adminHash) return { tokenId: 'admin', realm: null, scope: 'admin' };
     const record = await this.tokens.findByHash(hash);
     if (record === null) throw unauthorized('the token is not valid');

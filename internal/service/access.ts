@@ -28,6 +28,11 @@ export class Access {
     return this.auth.authenticate(secret);
   }
 
+  /** The principal of a secret's hash (see Authenticator.principalOf). */
+  principalOf(hash: string): Promise<Principal> {
+    return this.auth.principalOf(hash);
+  }
+
   /** Checks an authenticated principal against a realm and returns the realm. */
   async enterRealm(principal: Principal, realmId: string, scope: Scope): Promise<Realm> {
     this.auth.authorize(principal, realmId, scope);

@@ -117,6 +117,8 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
             await store.areas.create(realm, { id: 'zone', label: 'zone', shape: { cx: 1, cy: 2, r: 30 }, data: {} });
             await store.tokens.create(token(`tok-${realm}`, realm, `hash-${realm}`, 'write', N0));
           }
+          // Looked up first: an adapter that holds lookups must drop the realm's tokens.
+          assert.equal((await store.tokens.findByHash('hash-doomed'))?.id, 'tok-doomed');
 
           assert.equal(await store.realms.delete('doomed'), true);
 
@@ -182,6 +184,12 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
           ]);
           assert.deepEqual(await store.tokens.listByRealm('empty'), []);
 
+          // Looked up before its delete (an adapter that holds lookups must drop it), and a
+          // caller that changes a record it got changes nothing stored.
+          const found = await store.tokens.findByHash('h1');
+          assert.equal(found?.scope, 'admin');
+          if (found !== null) found.scope = 'read';
+          assert.equal((await store.tokens.findByHash('h1'))?.scope, 'admin');
           // A token is only deleted through its own realm.
           assert.equal(await store.tokens.delete('other', 't1'), false);
           assert.equal(await store.tokens.delete('acme', 't1'), true);

@@ -712,6 +712,33 @@ void describe('sqlite query engine', () => {
     }
   });
 
+  void it('a token revoked or a realm deleted by another connection is no longer found, though its lookup was held', async () => {
+    const path = freshPath();
+    const store = openSqliteStore(path);
+    const other = openSqliteStore(path);
+    try {
+      await store.realms.put('acme', SETTINGS, N0);
+      await store.realms.put('beta', SETTINGS, N0);
+      for (const [id, realm] of [['t1', 'acme'], ['t2', 'acme'], ['t3', 'beta']] as const) {
+        await store.tokens.create({ id, realm, hash: `h-${id}`, scope: 'write', created: N0 });
+      }
+      for (const id of ['t1', 't2', 't3']) assert.equal((await store.tokens.findByHash(`h-${id}`))?.id, id);
+      assert.equal(await other.tokens.delete('acme', 't1'), true);
+      assert.equal(await store.tokens.findByHash('h-t1'), null);
+      assert.equal((await store.tokens.findByHash('h-t2'))?.id, 't2');
+      assert.equal(await other.realms.delete('beta'), true);
+      assert.equal(await store.tokens.findByHash('h-t3'), null);
+      assert.equal((await store.tokens.findByHash('h-t2'))?.id, 't2');
+      // A token created by another connection is found at once (unknown hashes are not held).
+      assert.equal(await store.tokens.findByHash('h-t4'), null);
+      await other.tokens.create({ id: 't4', realm: 'acme', hash: 'h-t4', scope: 'read', created: N1 });
+      assert.equal((await store.tokens.findByHash('h-t4'))?.scope, 'read');
+    } finally {
+      await other.close();
+      await store.close();
+    }
+  });
+
   void it('a failed batch leaves the indexes as they were', () =>
     withFile(async (store, path) => {
       await store.objects.upsertMany('acme', [{ id: 'a', label: 'Alpha', location: at(1, 1) }], N0);

@@ -12,6 +12,7 @@
  */
 import type { Logger } from 'pino';
 import { bearerSecret, type Principal } from '../../auth/authenticator.js';
+import { hashSecret } from '../../auth/tokens.js';
 import type { BuildInfo } from '../../build-info.js';
 import { closeCodeOf, invalid, LocusError, toLocusError } from '../../errors.js';
 import type { LocusEvent } from '../../events/port.js';
@@ -82,7 +83,8 @@ function unrefTimer(ms: number, fn: () => void): NodeJS.Timeout {
 
 export class Session implements EventSink {
   private state: State = 'handshake';
-  private secret: string | null = null;
+  /** The token's hash (hashSecret), checked again at every message; the secret itself is not kept. */
+  private tokenHash: string | null = null;
   private readonly inbox: Inbound[] = [];
   private pumping: Promise<void> | null = null;
   private paused = false;
@@ -228,15 +230,16 @@ export class Session implements EventSink {
       this.failHandshake('the first message must be "Bearer <token>"');
       return;
     }
+    const hash = hashSecret(secret);
     try {
-      await this.deps.access.authenticate(secret);
+      await this.deps.access.principalOf(hash);
     } catch (err) {
       this.failHandshake(toLocusError(err).message);
       return;
     }
     if (this.state !== 'handshake') return;
     this.state = 'open';
-    this.secret = secret;
+    this.tokenHash = hash;
     this.clearHandshakeTimer();
     const idleMs = this.deps.limits.idleTimeoutMs;
     if (idleMs > 0) {
@@ -245,12 +248,23 @@ export class Session implements EventSink {
         this.abort(new LocusError('timeout', `nothing received for ${seconds} s; send sys/pin to keep a quiet connection open`)),
       );
     }
-    this.recheckTimer = setInterval(() => {
-      // A message under way checks the token itself.
-      if (this.pumping === null && this.state === 'open') void this.principal();
-    }, this.deps.limits.tokenRecheckMs);
-    this.recheckTimer.unref();
+    this.scheduleRecheck();
     this.wire.send(encodeAuthSuccess(this.deps.build));
+  }
+
+  /**
+   * The next check of a quiet connection's token, at a random point of the second half
+   * of `tokenRecheckMs` and the first half of the next: connections opened together (a
+   * fleet reconnecting after a restart) do not all check at the same moment.
+   */
+  private scheduleRecheck(): void {
+    const ms = this.deps.limits.tokenRecheckMs * (0.5 + Math.random());
+    this.recheckTimer = unrefTimer(ms, () => {
+      if (this.state !== 'open') return;
+      // A message under way checks the token itself.
+      if (this.pumping === null) void this.principal();
+      this.scheduleRecheck();
+    });
   }
 
   private failHandshake(message: string): void {
@@ -293,7 +307,8 @@ export class Session implements EventSink {
    */
   private async principal(): Promise<Principal | null> {
     try {
-      return await this.deps.access.authenticate(this.secret);
+      if (this.tokenHash === null) throw new LocusError('unauthorized', 'the connection has no token');
+      return await this.deps.access.principalOf(this.tokenHash);
     } catch (err) {
       const error = toLocusError(err);
       if (error.code === 'unauthorized') this.abort(new LocusError('unauthorized', 'the token is no longer valid (revoked, or its realm was deleted)'));
@@ -375,7 +390,7 @@ export class Session implements EventSink {
     this.clearHandshakeTimer();
     if (this.idleTimer !== null) clearTimeout(this.idleTimer);
     if (this.slowTimer !== null) clearTimeout(this.slowTimer);
-    if (this.recheckTimer !== null) clearInterval(this.recheckTimer);
+    if (this.recheckTimer !== null) clearTimeout(this.recheckTimer);
     this.recheckTimer = null;
     this.idleTimer = null;
     this.slowTimer = null;
