@@ -6,13 +6,13 @@ import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { configure, WAL_SIZE_LIMIT_BYTES } from '../../internal/store/sqlite/schema.js';
 import { LocusError } from '../../internal/errors.js';
-import { parseFilter } from '../../internal/domain/filter.js';
+import { compareCodePoints, parseFilter } from '../../internal/domain/filter.js';
 import type { Data, ObjectPatch, Shape } from '../../internal/domain/types.js';
 import { storeContract } from '../../internal/store/contract.js';
 import { decodeCursor, encodeCursor } from '../../internal/store/cursor.js';
 import { openSqliteStore, type SqliteStore } from '../../internal/store/sqlite/sqlite-store.js';
-import { historySql } from '../../internal/store/sqlite/history-rows.js';
-import { PRUNE_PAST_SQL } from '../../internal/store/sqlite/object-store.js';
+import { decodePast, historySql } from '../../internal/store/sqlite/history-rows.js';
+import { PRUNE_PAST_SQL, type ObjectStoreOptions } from '../../internal/store/sqlite/object-store.js';
 
 const N0 = '2024-05-01T12:00:00.000Z';
 const N1 = '2024-05-01T12:00:01.000Z';
@@ -64,17 +64,46 @@ interface RawFix {
   altitude_accuracy: number | null;
 }
 
-/** The stored past fixes as they are (schema version 7), with their object's realm and id (null: no such object). */
+/**
+ * The stored past fixes as they are, with their object's realm and id (null: no such
+ * object): the rows of `history` (schema version 7) and the fixes the object rows hold
+ * (`past`, version 8), which replace a row of an equal time. Sorted by realm, id, time.
+ */
 function rawFixes(path: string): RawFix[] {
-  return inspect(path, (db) =>
-    db
+  return inspect(path, (db) => {
+    const fixes = new Map<string, RawFix>();
+    const stored = db
       .prepare<[], RawFix>(
         'SELECT o.realm AS realm, o.id AS object_id, h.orow AS orow, h.time AS time, h.lon AS lon, h.lat AS lat, h.altitude AS altitude, h.speed AS speed, ' +
-          'h.heading AS heading, h.accuracy AS accuracy, h.altitude_accuracy AS altitude_accuracy FROM history h LEFT JOIN objects o ON o.rowid = h.orow ' +
-          'ORDER BY o.realm, o.id, h.time',
+          'h.heading AS heading, h.accuracy AS accuracy, h.altitude_accuracy AS altitude_accuracy FROM history h LEFT JOIN objects o ON o.rowid = h.orow',
       )
-      .all(),
-  );
+      .all();
+    for (const fix of stored) fixes.set(`${fix.orow}@${fix.time}`, fix);
+    const rows = db.prepare<[], [number, string, string, Uint8Array]>('SELECT rowid, realm, id, past FROM objects WHERE past IS NOT NULL').raw(true).all();
+    for (const [orow, realm, id, past] of rows) {
+      for (const [time, lon, lat, altitude, speed, heading, accuracy, altitudeAccuracy] of decodePast(past)) {
+        // + 0: a REAL column does not keep a -0 either.
+        const plus = (value: number | null): number | null => (value === null ? null : value + 0);
+        fixes.set(`${orow}@${time}`, {
+          realm,
+          object_id: id,
+          orow,
+          time,
+          lon: lon + 0,
+          lat: lat + 0,
+          altitude: plus(altitude),
+          speed: plus(speed),
+          heading: plus(heading),
+          accuracy: plus(accuracy),
+          altitude_accuracy: plus(altitudeAccuracy),
+        });
+      }
+    }
+    const text = (value: string | null): string => value ?? '';
+    return [...fixes.values()].sort(
+      (a, b) => compareCodePoints(text(a.realm), text(b.realm)) || compareCodePoints(text(a.object_id), text(b.object_id)) || a.time - b.time,
+    );
+  });
 }
 
 /** The stored past fixes, each with its time as text and the fix as JSON (keys in the order of a location). */
@@ -89,9 +118,9 @@ function historyRows(path: string): HistoryRow[] {
   });
 }
 
-async function withFile(body: (store: SqliteStore, path: string) => Promise<void>): Promise<void> {
+async function withFile(body: (store: SqliteStore, path: string) => Promise<void>, options: ObjectStoreOptions = {}): Promise<void> {
   const path = freshPath();
-  const store = openSqliteStore(path);
+  const store = openSqliteStore(path, options);
   try {
     await body(store, path);
   } finally {
@@ -146,7 +175,7 @@ void describe('sqlite store', () => {
     withFile(async (store, path) => {
       await store.ping();
       assert.equal(inspect(path, (db) => db.pragma('journal_mode', { simple: true })), 'wal');
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 7);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 8);
       // A connection configured as the store's cuts its WAL back to 128 MiB when rewound.
       const raw = new Database(path);
       configure(raw);
@@ -188,7 +217,7 @@ void describe('sqlite store', () => {
     const again = openSqliteStore(path);
     await again.ping();
     await again.close();
-    assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 7);
+    assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 8);
   });
 
   void it('refuses a database written by a newer schema version', () => {
@@ -474,7 +503,7 @@ void describe('sqlite query engine', () => {
 
     const store = openSqliteStore(path);
     try {
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 7);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 8);
       assert.deepEqual(
         inspect(path, (db) => db.prepare<[], string>('SELECT DISTINCT typeof(data) FROM objects').pluck().all()),
         ['blob'],
@@ -541,7 +570,7 @@ void describe('sqlite query engine', () => {
 
     const store = openSqliteStore(path);
     try {
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 7);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 8);
       assert.deepEqual(
         historyRows(path).map((row) => [row.realm, row.object_id, row.location]),
         [

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { parseLocation } from '../../internal/domain/location.js';
-import { fixFromRow, fixRow, fixTime, historySql } from '../../internal/store/sqlite/history-rows.js';
+import type { Location } from '../../internal/domain/types.js';
+import { appendPast, decodePast, fixFromRow, fixRow, fixTime, historySql, pastCount, storedFix, withinBounds, withinLimits, type HistoryBound } from '../../internal/store/sqlite/history-rows.js';
 
 const NOW = '2024-05-01T12:00:00.000Z';
 const MIN = Date.parse('0000-01-01T00:00:00.000Z');
@@ -67,5 +68,44 @@ void describe('history rows (schema version 7)', () => {
       'SELECT time, lon, lat, altitude, speed, heading, accuracy, altitude_accuracy FROM history WHERE orow = ? AND time >= ? AND time < ? ORDER BY time DESC LIMIT ?',
     );
     assert.equal(historySql([], true).endsWith('WHERE orow = ? ORDER BY time ASC LIMIT ?'), true);
+  });
+
+  void it('past fixes held in an object row (version 8) read back exactly, in write order, however they were appended', () => {
+    const location = sentLocation.map((sent) => parseLocation(sent, NOW, 'location'));
+    fc.assert(
+      fc.property(fc.array(fc.array(location, { maxLength: 4 }), { maxLength: 5 }), (appends) => {
+        let past: Buffer | null = null;
+        const all = appends.flat();
+        for (const fixes of appends) past = appendPast(past, fixes.map(storedFix));
+        const held = decodePast(past);
+        assert.equal(pastCount(past), all.length);
+        assert.equal(held.length, all.length);
+        // Exact doubles (-0 included, as Object.is sees them), then the same fix as a history row gives.
+        held.forEach((fix, i) => {
+          const expected = storedFix(all[i] as Location);
+          expected.forEach((value, k) => assert.ok(Object.is(fix[k], value), `fix ${i} value ${k}: ${String(fix[k])} for ${String(value)}`));
+          assert.equal(JSON.stringify(fixFromRow(fix)), JSON.stringify(all[i]));
+        });
+      }),
+      { numRuns: 1000 },
+    );
+    assert.deepEqual(decodePast(null), []);
+    assert.equal(pastCount(null), 0);
+    // A typical tracker fix (time, position, speed, heading, accuracy): 1 + 6 × 8 bytes.
+    const typical = storedFix({ longitude: 8.5, latitude: 47.3, speed: 12, heading: 90, accuracy: 5, time: NOW });
+    assert.equal(appendPast(null, [typical]).length, 49);
+  });
+
+  void it('bounds compare times as stored (ms) as they compare the normalised text', () => {
+    const op = fc.constantFrom<HistoryBound[0]>('>=', '>', '<=', '<');
+    const instant = fc.integer({ min: MIN, max: MAX });
+    fc.assert(
+      fc.property(instant, fc.array(fc.tuple(op, instant), { maxLength: 2 }), (time, raw) => {
+        const bounds: HistoryBound[] = raw.map(([o, ms]) => [o, new Date(ms).toISOString()]);
+        const limits = bounds.map(([o, text]): [HistoryBound[0], number] => [o, fixTime(text)]);
+        assert.equal(withinLimits(time, limits), withinBounds(new Date(time).toISOString(), bounds));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -62,17 +62,7 @@ export function fixTime(time: string): number {
 }
 
 export function fixRow(orow: number, fix: Location): FixRow {
-  return [
-    orow,
-    fixTime(fix.time),
-    fix.longitude,
-    fix.latitude,
-    fix.altitude ?? null,
-    fix.speed ?? null,
-    fix.heading ?? null,
-    fix.accuracy ?? null,
-    fix.altitudeAccuracy ?? null,
-  ];
+  return [orow, ...storedFix(fix)];
 }
 
 /**
@@ -91,12 +81,116 @@ export function fixFromRow(row: StoredFix): Location {
   return location as Location;
 }
 
+/**
+ * Past fixes an object's row holds (column `past`, schema.ts version 8) before they move
+ * to `history` together: a location update then changes only the object's row, whose
+ * page it writes anyway, and one update in PAST_BUFFER_FIXES also writes the history
+ * page of that object (which takes all of them at once), instead of every update writing
+ * one of each.
+ */
+export const PAST_BUFFER_FIXES = 8;
+
+/** The optional numbers of a fix, in StoredFix order (after time, lon, lat). */
+const OPTIONAL_COUNT = 5;
+
+/**
+ * A fix as held in `past`: one byte whose bits say which optional numbers are present
+ * (bit i: StoredFix[3 + i]), then, as little-endian doubles, the time (ms), longitude,
+ * latitude and each present optional number. A typical tracker fix takes 41–49 bytes.
+ */
+function encodedLength(fix: StoredFix): number {
+  let length = 1 + 3 * 8;
+  for (let i = 0; i < OPTIONAL_COUNT; i++) if (fix[3 + i] !== null) length += 8;
+  return length;
+}
+
+/** Fixes (in write order) appended to a `past` value (null: none yet). */
+export function appendPast(past: Uint8Array | null, fixes: readonly StoredFix[]): Buffer {
+  let length = past === null ? 0 : past.length;
+  for (const fix of fixes) length += encodedLength(fix);
+  const out = Buffer.allocUnsafe(length);
+  let at = 0;
+  if (past !== null) {
+    out.set(past, 0);
+    at = past.length;
+  }
+  for (const fix of fixes) {
+    const maskAt = at++;
+    let mask = 0;
+    for (let i = 0; i < 3; i++, at += 8) out.writeDoubleLE(fix[i] as number, at);
+    for (let i = 0; i < OPTIONAL_COUNT; i++) {
+      const value = fix[3 + i];
+      if (value === null || value === undefined) continue;
+      mask |= 1 << i;
+      out.writeDoubleLE(value, at);
+      at += 8;
+    }
+    out[maskAt] = mask;
+  }
+  return out;
+}
+
+/** The fixes a `past` value holds, in write order (a later one of an equal time wins). */
+export function decodePast(past: Uint8Array | null): StoredFix[] {
+  const fixes: StoredFix[] = [];
+  if (past === null) return fixes;
+  const view = new DataView(past.buffer, past.byteOffset, past.byteLength);
+  let at = 0;
+  while (at < past.length) {
+    const mask = view.getUint8(at++);
+    const fix: StoredFix = [0, 0, 0, null, null, null, null, null];
+    for (let i = 0; i < 3; i++, at += 8) fix[i] = view.getFloat64(at, true);
+    for (let i = 0; i < OPTIONAL_COUNT; i++) {
+      if ((mask & (1 << i)) === 0) continue;
+      fix[3 + i] = view.getFloat64(at, true);
+      at += 8;
+    }
+    fixes.push(fix);
+  }
+  return fixes;
+}
+
+/** How many fixes a `past` value holds (reads only the masks). */
+export function pastCount(past: Uint8Array | null): number {
+  if (past === null) return 0;
+  let count = 0;
+  for (let at = 0; at < past.length; count++) {
+    let mask = past[at] as number;
+    at += 1 + 3 * 8;
+    for (; mask !== 0; mask >>= 1) if ((mask & 1) !== 0) at += 8;
+  }
+  return count;
+}
+
+/** A fix as stored (StoredFix), without its object. */
+export function storedFix(fix: Location): StoredFix {
+  return [
+    fixTime(fix.time),
+    fix.longitude,
+    fix.latitude,
+    fix.altitude ?? null,
+    fix.speed ?? null,
+    fix.heading ?? null,
+    fix.accuracy ?? null,
+    fix.altitudeAccuracy ?? null,
+  ];
+}
+
 /** A bound of a history page: the operator and the time (normalised ISO). */
 export type HistoryBound = ['>=' | '>' | '<=' | '<', string];
 
 /** True when a normalised time is within every bound. */
 export function withinBounds(time: string, bounds: readonly HistoryBound[]): boolean {
   for (const [op, bound] of bounds) {
+    const inside = op === '>=' ? time >= bound : op === '>' ? time > bound : op === '<=' ? time <= bound : time < bound;
+    if (!inside) return false;
+  }
+  return true;
+}
+
+/** True when a time (ms, as stored) is within every bound (their times as stored: fixTime). */
+export function withinLimits(time: number, limits: readonly [HistoryBound[0], number][]): boolean {
+  for (const [op, bound] of limits) {
     const inside = op === '>=' ? time >= bound : op === '>' ? time > bound : op === '<=' ? time <= bound : time < bound;
     if (!inside) return false;
   }

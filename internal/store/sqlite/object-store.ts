@@ -29,14 +29,29 @@ import { compileShape, type PointTest } from '../../geo/contains.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import type { HistoryQuery, ObjectListQuery, ObjectStore, Page, SearchHit, SearchQuery } from '../port.js';
 import { compileFilter } from './filter-sql.js';
-import { objectFromRow, objectFromTuple, type ObjectRow, type ObjectTuple } from './rows.js';
+import { objectFromRow, objectFromTuple, type ObjectStateRow, type ObjectTuple } from './rows.js';
 import { searchMatch, sameSearchText } from './search-index.js';
 import { putBody, putItem } from './search-file.js';
 import type { SearchIndexer } from './search-indexer.js';
 import { LocationIndex, type LocationMove } from './location-index.js';
 import { RecentObjects, type RecentObject } from './recent-objects.js';
 import { queryBoxes } from './query-boxes.js';
-import { FIX_COLUMNS, fixFromRow, fixRow, fixTime, historySql, withinBounds, type FixRow, type HistoryBound, type StoredFix } from './history-rows.js';
+import {
+  appendPast,
+  decodePast,
+  FIX_COLUMNS,
+  fixFromRow,
+  fixTime,
+  historySql,
+  PAST_BUFFER_FIXES,
+  pastCount,
+  storedFix,
+  type FixRow,
+  type HistoryBound,
+  type StoredFix,
+  withinBounds,
+  withinLimits,
+} from './history-rows.js';
 import { settle } from './sqlite-errors.js';
 
 const MAX_PAGE = 10_000;
@@ -135,12 +150,14 @@ export interface ObjectStoreOptions {
   spatialCap?: (limit: number) => number;
   /** Hears of a failure of the full-text indexer's thread (it is retried; searches wait or fail meanwhile). */
   onIndexerError?: (err: Error) => void;
+  /** Past fixes an object row holds before they move to `history` (default PAST_BUFFER_FIXES; tests lower it). */
+  pastBuffer?: number;
 }
 
 export class SqliteObjectStore implements ObjectStore {
   private readonly statements = new Map<string, Statement>();
   private readonly spatialCap: (limit: number) => number;
-  private readonly selectOne: Statement<[string, string], ObjectRow>;
+  private readonly selectOne: Statement<[string, string], ObjectStateRow>;
   private readonly selectKey: Statement<[string], { key: number }>;
   private readonly upsertTx: (
     realm: string,
@@ -158,6 +175,7 @@ export class SqliteObjectStore implements ObjectStore {
   private readonly pruneChunkTx: (realm: string, after: string, before: string) => { last: string | null; deleted: number };
   private readonly listTx: (realm: string, query: ObjectListQuery) => Page<TrackedObject>;
   private readonly selectHistoryOwner: Statement<[string, string], HistoryOwner>;
+  private readonly insertFix: Statement<FixRow>;
   private readonly historyTx: (realm: string, id: string, query: HistoryQuery) => Page<Location>;
 
   /** The exact test of the shape query being answered (see listNow). */
@@ -176,38 +194,36 @@ export class SqliteObjectStore implements ObjectStore {
     db.function('locus_inside', { deterministic: false }, (lon: unknown, lat: unknown) =>
       typeof lon === 'number' && typeof lat === 'number' && this.inside(lon, lat) ? 1 : 0,
     );
-    const columns = 'rowid, id, label, location, seen, json(data) AS data';
+    // The write path also reads the past fixes the row holds and its loc_pruned.
+    const columns = 'rowid, id, label, location, seen, json(data) AS data, past, loc_pruned';
     this.selectOne = db.prepare(`SELECT ${columns} FROM objects WHERE realm = ? AND id = ?`);
     // The old rows of a whole batch in one statement (an index probe per id).
-    const selectMany = db.prepare<[string, string], ObjectRow>(
+    const selectMany = db.prepare<[string, string], ObjectStateRow>(
       `SELECT ${columns} FROM objects WHERE realm = ? AND id IN (SELECT value FROM json_each(?))`,
     );
     this.selectKey = db.prepare('SELECT key FROM realm_keys WHERE realm = ?');
     // A realm's key prefixes its search words (search-index.ts); the indexer reads it.
     const ensureKey = db.prepare<[string]>('INSERT OR IGNORE INTO realm_keys (realm) VALUES (?)');
     // Data is written as JSONB, converted from the JSON text built here.
-    const insert = db.prepare<[string, string, ...ObjectValues, string]>(
-      'INSERT INTO objects (realm, id, label, lon, lat, location, loc_time, seen, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, jsonb(?))',
+    const insert = db.prepare<[string, string, ...ObjectValues, string, Uint8Array | null]>(
+      'INSERT INTO objects (realm, id, label, lon, lat, location, loc_time, seen, data, past) VALUES (?, ?, ?, ?, ?, ?, ?, ?, jsonb(?), ?)',
     );
     // Updated in place (never INSERT OR REPLACE): the rowid, which the spatial and the
     // full-text index key on, stays the same for the object's whole life. Data NULL
     // keeps the stored JSONB (a location update converts nothing).
     // loc_pruned * ?: 0 when the location changes (a new current fix), else kept.
-    const update = db.prepare<[...ObjectValues, string | null, number, number]>(
-      'UPDATE objects SET label = ?, lon = ?, lat = ?, location = ?, loc_time = ?, seen = ?, data = coalesce(jsonb(?), data), loc_pruned = loc_pruned * ? WHERE rowid = ?',
+    const update = db.prepare<[...ObjectValues, string | null, Uint8Array | null, number, number]>(
+      'UPDATE objects SET label = ?, lon = ?, lat = ?, location = ?, loc_time = ?, seen = ?, data = coalesce(jsonb(?), data), past = ?, loc_pruned = loc_pruned * ? WHERE rowid = ?',
     );
     // A tracker's usual write: a new current location, label and data as they were (about
     // 0.4 µs less than the general statement: fewer values bound, data not touched).
-    const moveRow = db.prepare<[number, number, string, string, string | null, number]>(
-      'UPDATE objects SET lon = ?, lat = ?, location = ?, loc_time = ?, seen = ?, loc_pruned = 0 WHERE rowid = ?',
+    const moveRow = db.prepare<[number, number, string, string, string | null, Uint8Array | null, number]>(
+      'UPDATE objects SET lon = ?, lat = ?, location = ?, loc_time = ?, seen = ?, past = ?, loc_pruned = 0 WHERE rowid = ?',
     );
     // Key (orow, time): a second fix with an equal time replaces the first.
     const insertFix = db.prepare<FixRow>(`INSERT OR REPLACE INTO history (${FIX_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-    // A current location that a newer fix replaces becomes a past fix, unless retention
-    // pruned it (the row says; the fix itself is the object's old location, in memory).
-    const keepPrevious = db.prepare<[...FixRow, number]>(
-      `INSERT OR REPLACE INTO history (${FIX_COLUMNS}) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE (SELECT loc_pruned FROM objects WHERE rowid = ?) = 0`,
-    );
+    this.insertFix = insertFix;
+    const bufferFixes = Math.max(1, Math.floor(options.pastBuffer ?? PAST_BUFFER_FIXES));
     // The delete trigger queues the removal of the full-text entry.
     const deleteRow = db.prepare<[number]>('DELETE FROM objects WHERE rowid = ?');
     const deleteHistory = db.prepare<[number]>('DELETE FROM history WHERE orow = ?');
@@ -219,7 +235,7 @@ export class SqliteObjectStore implements ObjectStore {
       if (key === undefined) throw new Error('realm key missing after insert');
       const batch = foldPatches(patches);
       // The old state: recently written objects from memory, the others' rows.
-      const oldRows = new Map<string, ObjectRow>();
+      const oldRows = new Map<string, ObjectStateRow>();
       const oldObjects = new Map<string, TrackedObject>();
       const unread: string[] = [];
       for (const folded of batch) {
@@ -247,30 +263,41 @@ export class SqliteObjectStore implements ObjectStore {
         const next = applyPatch(old, folded, now);
 
         // History holds past fixes only (schema.ts version 6): the current location is the
-        // row's. First the current location that a newer fix replaced (unless that fix has
-        // its time: the later write wins; and unless retention pruned it), before the row
-        // changes; then, once the row is written (a new object's rowid is known then), this
-        // batch's other fixes, in order (INSERT OR REPLACE: a later one of an equal time
-        // wins), but none at the current time.
+        // row's. The past fixes of this write, in order: first the current location that a
+        // newer fix replaced (unless that fix has its time: the later write wins; and
+        // unless retention pruned it), then this batch's other fixes (a later one of an
+        // equal time wins), but none at the current time. They join those the row holds
+        // (version 8); once there are bufferFixes, all of them move to `history`.
         const location = next.location;
         const currentTime = location === null ? null : location.time;
         const previous = old === null ? null : old.location;
-        if (row !== undefined && previous !== null && location !== previous && previous.time !== currentTime) {
-          keepPrevious.run(...fixRow(row.rowid, previous), row.rowid);
+        let past: StoredFix[] | null = null;
+        if (row !== undefined && previous !== null && location !== previous && previous.time !== currentTime && row.loc_pruned === 0) {
+          past = [storedFix(previous)];
         }
         let locationJson: string | null = null;
-        let past: Location[] | null = null;
         for (const fix of folded.fixes) {
           if (fix === location) {
             locationJson = JSON.stringify(fix);
             continue;
           }
           if (fix.time === currentTime) continue;
-          (past ??= []).push(fix);
+          (past ??= []).push(storedFix(fix));
         }
         if (location === null) locationJson = null;
         else if (row !== undefined && location === previous) locationJson = row.location;
         else locationJson ??= JSON.stringify(location);
+        const heldPast = row === undefined ? null : row.past;
+        let toHistory: StoredFix[] | null = null;
+        let nextPast = heldPast;
+        if (past !== null) {
+          if (pastCount(heldPast) + past.length >= bufferFixes) {
+            toHistory = heldPast === null ? past : [...decodePast(heldPast), ...past];
+            nextPast = null;
+          } else {
+            nextPast = appendPast(heldPast, past);
+          }
+        }
         // Unchanged data (mergeData returns the same object) keeps what is stored; its
         // text, as read, is only needed for the full-text queue.
         const sameData = row !== undefined && old !== null && next.data === old.data;
@@ -285,22 +312,35 @@ export class SqliteObjectStore implements ObjectStore {
           next.seen,
         ];
         let rowid: number;
+        let pruned = 0;
         if (row === undefined || old === null) {
-          rowid = Number(insert.run(realm, folded.id, ...values, dataJson).lastInsertRowid);
+          rowid = Number(insert.run(realm, folded.id, ...values, dataJson, nextPast).lastInsertRowid);
           if (location !== null) moves.push([rowid, location.longitude, location.latitude]);
           toIndex.push(putItem(rowid, key, folded.id, next.label, dataJson));
         } else {
           rowid = row.rowid;
+          if (location === previous) pruned = row.loc_pruned;
           if (sameData && location !== null && location !== previous && next.label === old.label) {
-            moveRow.run(location.longitude, location.latitude, locationJson as string, location.time, next.seen, rowid);
+            moveRow.run(location.longitude, location.latitude, locationJson as string, location.time, next.seen, nextPast, rowid);
           } else {
-            update.run(...values, sameData ? null : dataJson, location === previous ? 1 : 0, rowid);
+            update.run(...values, sameData ? null : dataJson, nextPast, location === previous ? 1 : 0, rowid);
           }
           if (location !== old.location) moves.push([rowid, location?.longitude ?? null, location?.latitude ?? null]);
           if (!sameSearchText(old, next)) toIndex.push(putItem(rowid, key, folded.id, next.label, dataJson));
         }
-        if (past !== null) for (const fix of past) insertFix.run(...fixRow(rowid, fix));
-        written.push([folded.id, { row: { rowid, id: folded.id, label: next.label, location: locationJson, seen: next.seen, data: dataJson }, obj: next }]);
+        // In write order (INSERT OR REPLACE: a later fix of an equal time wins).
+        if (toHistory !== null) for (const fix of toHistory) insertFix.run(rowid, ...fix);
+        const state: ObjectStateRow = {
+          rowid,
+          id: folded.id,
+          label: next.label,
+          location: locationJson,
+          seen: next.seen,
+          data: dataJson,
+          past: nextPast,
+          loc_pruned: pruned,
+        };
+        written.push([folded.id, { row: state, obj: next }]);
 
         changes.push({ realm, id: folded.id, old, new: next, history: folded.fixes, time: now });
       }
@@ -321,9 +361,10 @@ export class SqliteObjectStore implements ObjectStore {
     this.listTx = db.transaction((realm: string, query: ObjectListQuery) => this.listNow(realm, query));
 
     // Retention walks the realm's objects in id order, a chunk per transaction. In each
-    // chunk's id range, one statement marks the current fixes before the cut pruned (they
-    // stay the objects' locations, history leaves them out), and one deletes the past
-    // fixes before the cut (a seek on the (orow, time) key per object of the chunk).
+    // chunk's id range, the past fixes the rows hold move to `history` first; then one
+    // statement marks the current fixes before the cut pruned (they stay the objects'
+    // locations, history leaves them out), and one deletes the past fixes before the cut
+    // (a seek on the (orow, time) key per object of the chunk).
     const chunkEnd = db.prepare<[string, string, number], string | null>(
       'SELECT max(id) FROM (SELECT id FROM objects WHERE realm = ? AND id > ? ORDER BY id LIMIT ?)',
     ).pluck();
@@ -331,13 +372,23 @@ export class SqliteObjectStore implements ObjectStore {
       'UPDATE objects SET loc_pruned = 1 WHERE realm = ? AND id > ? AND id <= ? AND loc_time < ? AND loc_pruned = 0',
     );
     const prunePast = db.prepare<[string, string, string, number]>(PRUNE_PAST_SQL);
+    const heldPast = db
+      .prepare<[string, string, string], [number, Uint8Array]>(
+        'SELECT rowid, past FROM objects WHERE realm = ? AND id > ? AND id <= ? AND past IS NOT NULL',
+      )
+      .raw(true);
+    const clearPast = db.prepare<[number]>('UPDATE objects SET past = NULL WHERE rowid = ?');
     this.pruneChunkTx = db.transaction((realm: string, after: string, before: string) => {
       const end = chunkEnd.get(realm, after, PRUNE_CHUNK_OBJECTS) ?? null;
       if (end === null) return { last: null, deleted: 0 };
+      for (const [rowid, past] of heldPast.all(realm, after, end)) {
+        for (const fix of decodePast(past)) insertFix.run(rowid, ...fix);
+        clearPast.run(rowid);
+      }
       const deleted = pruneCurrent.run(realm, after, end, before).changes + prunePast.run(realm, after, end, fixTime(before)).changes;
       return { last: end, deleted };
     });
-    this.selectHistoryOwner = db.prepare('SELECT rowid, location, loc_time, loc_pruned FROM objects WHERE realm = ? AND id = ?');
+    this.selectHistoryOwner = db.prepare('SELECT rowid, location, loc_time, loc_pruned, past FROM objects WHERE realm = ? AND id = ?');
     this.historyTx = db.transaction((realm: string, id: string, query: HistoryQuery) => this.historyNow(realm, id, query));
   }
 
@@ -545,14 +596,26 @@ export class SqliteObjectStore implements ObjectStore {
     if (high !== null) bounds.push(high);
     const owner = this.selectHistoryOwner.get(realm, id);
     if (owner === undefined) return emptyPage();
-    // The stored past fixes, read in key order up to the page's end, and the current
-    // location unless pruned (schema.ts version 6), put in its place by time.
+    const limits = bounds.map(([op, time]): [HistoryBound[0], number] => [op, fixTime(time)]);
+    // The past fixes the row holds, within the bounds (a later one of an equal time wins).
+    const held = new Map<number, StoredFix>();
+    for (const fix of decodePast(owner.past)) if (withinLimits(fix[0], limits)) held.set(fix[0], fix);
+    // The stored past fixes, read in key order up to the page's end (and as many more as
+    // held fixes may replace), merged with the held ones by time; then the current
+    // location unless pruned (schema.ts version 6), in its place by time.
     const rows = this.statement<StoredFix>(historySql(bounds, asc), true).all(
       owner.rowid,
-      ...bounds.map(([, time]) => fixTime(time)),
-      query.limit + 1,
+      ...limits.map(([, time]) => time),
+      query.limit + 1 + held.size,
     );
-    const fixes = rows.map(fixFromRow);
+    let merged = rows;
+    if (held.size > 0) {
+      merged = rows.filter((row) => !held.has(row[0]));
+      merged.push(...held.values());
+      merged.sort(asc ? (a, b) => a[0] - b[0] : (a, b) => b[0] - a[0]);
+      if (merged.length > query.limit + 1) merged.length = query.limit + 1;
+    }
+    const fixes = merged.map(fixFromRow);
     const current = owner.loc_time;
     if (current !== null && owner.location !== null && owner.loc_pruned === 0 && withinBounds(current, bounds)) {
       let at = fixes.length;
@@ -567,7 +630,12 @@ export class SqliteObjectStore implements ObjectStore {
     let after: string | null = '';
     while (after !== null && options.signal?.aborted !== true) {
       const from: string = after;
-      const chunk = await settle(() => this.pruneChunkTx(realm, from, before));
+      const chunk = await settle(() => {
+        const pruned = this.pruneChunkTx(realm, from, before);
+        // The rows changed under the recent objects (past fixes moved, current fixes pruned).
+        this.recent.forget(realm);
+        return pruned;
+      });
       deleted += chunk.deleted;
       after = chunk.last;
       // Let requests in between: a large realm is pruned in many short transactions.
@@ -591,4 +659,5 @@ interface HistoryOwner {
   location: string | null;
   loc_time: string | null;
   loc_pruned: number;
+  past: Uint8Array | null;
 }

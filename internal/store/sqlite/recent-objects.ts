@@ -12,10 +12,10 @@
  * commits to the file (`PRAGMA data_version`), and a realm's entries go with the realm.
  */
 import type { TrackedObject } from '../../domain/types.js';
-import type { ObjectRow } from './rows.js';
+import type { ObjectStateRow } from './rows.js';
 
 export interface RecentObject {
-  row: ObjectRow;
+  row: ObjectStateRow;
   obj: TrackedObject;
 }
 

@@ -16,6 +16,16 @@ export interface ObjectRow {
 }
 
 /**
+ * An object row as the write path reads it (and RecentObjects holds it): also the past
+ * fixes it holds (history-rows.ts appendPast; schema.ts version 8) and whether retention
+ * pruned its current fix.
+ */
+export interface ObjectStateRow extends ObjectRow {
+  past: Uint8Array | null;
+  loc_pruned: number;
+}
+
+/**
  * An object row read as an array (better-sqlite3's raw mode: no object with named
  * properties is built per row, about 1.4 µs less per row of a 1,000-object page); the
  * columns of ObjectRow in this order (a query may add more after them).

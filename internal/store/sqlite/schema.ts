@@ -59,6 +59,15 @@
  * of the location, instead of the realm, the id, the time and the location as text. Rows
  * are about a quarter of the size. The migration copies the rows of existing objects,
  * object by object in rowid order (rows of objects that no longer exist are dropped).
+ *
+ * Version 8 adds `objects.past`: past fixes the object's row holds (history-rows.ts
+ * appendPast, a few dozen bytes each) until there are PAST_BUFFER_FIXES of them, which
+ * then move to `history` together. A location update wrote two pages before (the
+ * object's and the history page of its fixes, random pages both, each copied whole to
+ * the WAL at commit); now it writes the object's page, and one update in eight also
+ * that history page. History reads merge the held fixes in (a later one of an equal
+ * time wins, as in `history`); retention first moves them to `history`. Existing rows
+ * hold none: the migration only adds the column.
  */
 import type { Database } from 'better-sqlite3';
 import type { Location } from '../../domain/types.js';
@@ -201,6 +210,8 @@ const MIGRATIONS: readonly Migration[] = [
   );
   `,
   compactHistory,
+  // Version 8: the past fixes an object's row holds before they move to history.
+  'ALTER TABLE objects ADD COLUMN past BLOB;',
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
