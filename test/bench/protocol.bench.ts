@@ -368,7 +368,7 @@ async function main(): Promise<void> {
       `Over one connection the write path runs at ${Math.round((100 * Math.max(tcpRate, wsRate)) / ceiling)}% of the rate of the store alone`,
       `(${fmt(ceiling)} updates/s, ${ms((1000 * latencyBatch) / ceiling)} per batch of ${latencyBatch}).` +
         (ceiling < 100_000 && Math.max(tcpRate, wsRate) > 0.8 * ceiling
-          ? ' Parsing, validation, dispatch, geofences and events add little: the store bounds the throughput (each update dirties a random page of `objects` and one of `history`, and each commit writes every dirty 4 KiB page to the WAL). The event latency is mostly the store\'s time for the batch that carries the update, plus delivery to both subscribers on the same two cores.'
+          ? ' Parsing, validation, dispatch, geofences and events add little: the store bounds the throughput (each update dirties a random page of `objects`, one in eight also the history page of its object, and each commit writes every dirty 4 KiB page to the WAL). The event latency is mostly the store\'s time for the batch that carries the update, plus delivery to both subscribers on the same two cores.'
           : ''),
     ];
     process.stdout.write(out.join('\n') + '\n');
