@@ -73,17 +73,21 @@ async function startServer(): Promise<Server> {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const address = await new Promise<{ httpUrl: string; tcpPort: number }>((resolve, reject) => {
-    let buffered = '';
+    let buffered: string | null = '';
     const timer = setTimeout(() => reject(new Error('the server did not start within 10 s')), 10_000);
     child.once('exit', (code) => reject(new Error(`the server exited with ${code}`)));
     child.stdout?.setEncoding('utf8');
     child.stdout?.on('data', (chunk: string) => {
+      // Once the server listens, its output (e.g. --trace-gc's) is read and dropped.
+      if (buffered === null) return;
       buffered += chunk;
       for (const line of buffered.split('\n')) {
         if (!line.includes('locus listening')) continue;
         const entry = JSON.parse(line) as { httpUrl: string; tcpPort: number };
+        buffered = null;
         clearTimeout(timer);
         resolve({ httpUrl: entry.httpUrl, tcpPort: entry.tcpPort });
+        break;
       }
     });
   });
