@@ -93,7 +93,11 @@ void describe('history rows (schema version 7)', () => {
     assert.equal(pastCount(null), 0);
     // A typical tracker fix (time, position, speed, heading, accuracy): 1 + 6 × 8 bytes.
     const typical = storedFix({ longitude: 8.5, latitude: 47.3, speed: 12, heading: 90, accuracy: 5, time: NOW });
-    assert.equal(appendPast(null, [typical]).length, 49);
+    const one = appendPast(null, [typical]);
+    assert.equal(one.length, 49);
+    // Its own memory: a slice of Buffer's shared pool would keep the pool (8 KiB) alive while held.
+    assert.equal(one.buffer.byteLength, 49);
+    assert.equal(appendPast(one, [typical]).buffer.byteLength, 98);
   });
 
   void it('bounds compare times as stored (ms) as they compare the normalised text', () => {

@@ -108,7 +108,9 @@ function encodedLength(fix: StoredFix): number {
 export function appendPast(past: Uint8Array | null, fixes: readonly StoredFix[]): Buffer {
   let length = past === null ? 0 : past.length;
   for (const fix of fixes) length += encodedLength(fix);
-  const out = Buffer.allocUnsafe(length);
+  // Not from Buffer's shared pool: the value is held (RecentObjects) for as long as the
+  // object is written often, and a pooled slice would keep its whole 8 KiB pool alive.
+  const out = Buffer.allocUnsafeSlow(length);
   let at = 0;
   if (past !== null) {
     out.set(past, 0);
