@@ -213,6 +213,10 @@ export class Session implements EventSink {
         else if (this.state === 'open') await this.answer(item);
         else return;
         await this.writable();
+        // The next message waits for a turn of the event loop: the events of this one go
+        // out to their subscribers first (the bus delivers them there), and other
+        // connections get their turn, however many messages this client has sent ahead.
+        if (this.inbox.length > 0) await new Promise((resolve) => setImmediate(resolve));
       }
     } catch (err) {
       this.deps.logger.error({ err }, 'v1 connection failed');
