@@ -405,6 +405,8 @@ describe('v1 connection limits and lifecycle', () => {
       const ws = await connectWs(h.url, realm.read);
       assertMessageError(await tcp.next(2000), 'timeout');
       await tcp.closed;
+      // Three more timeouts: the server's pings (each connection's own timer) keep it open.
+      await new Promise((resolve) => setTimeout(resolve, 900));
       assert.equal(ws.isClosed, false);
       assert.equal((await ws.one({ typ: 'sys', act: 'pin' })).res, 'suc');
       await ws.close();

@@ -4,8 +4,11 @@
  * `too_large` error message, then close code 1009 (as a TCP line over the limit does),
  * once received whole; one over twice the limit is refused by `ws` itself while it
  * arrives, with close code 1009 alone (so that no message larger than that is ever
- * buffered). While an idle timeout is set, the server pings every half timeout and a
- * pong counts as a sign of life.
+ * buffered). While an idle timeout is set, the server pings each connection every half
+ * timeout and a pong counts as a sign of life. Each connection has its own ping timer,
+ * started at a random point of the first half timeout: pinging every connection in one
+ * go stalled the event loop for all of them at once (tens of milliseconds at 10,000
+ * connections), every half timeout.
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -71,6 +74,7 @@ export function attachWebSocket(server: Server, gateway: ActionGateway, options:
   const wss = new WebSocketServer({ noServer: true, maxPayload: 2 * options.maxMessageBytes, perMessageDeflate: false });
   const tooLarge = new LocusError('too_large', `a message is longer than ${options.maxMessageBytes} bytes`);
   const live = new Map<WebSocket, Session>();
+  const pingEveryMs = options.idleTimeoutMs > 0 ? Math.max(1, Math.floor(options.idleTimeoutMs / 2)) : null;
   let accepting = true;
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
@@ -92,6 +96,15 @@ export function attachWebSocket(server: Server, gateway: ActionGateway, options:
     const session = gateway.open(socketWire(ws, options.closeGraceMs));
     if (session === null) return;
     live.set(ws, session);
+    if (pingEveryMs !== null) {
+      const ping = (): void => {
+        if (ws.readyState !== ws.OPEN) return;
+        ws.ping();
+        pinger = setTimeout(ping, pingEveryMs).unref();
+      };
+      let pinger = setTimeout(ping, Math.random() * pingEveryMs).unref();
+      ws.once('close', () => clearTimeout(pinger));
+    }
     ws.on('message', (data, isBinary) => {
       if (byteLength(data) > options.maxMessageBytes) {
         ws.pause();
@@ -111,18 +124,10 @@ export function attachWebSocket(server: Server, gateway: ActionGateway, options:
   };
 
   server.on('upgrade', onUpgrade);
-  const pinger =
-    options.idleTimeoutMs > 0
-      ? setInterval(() => {
-          for (const ws of live.keys()) if (ws.readyState === ws.OPEN) ws.ping();
-        }, Math.max(1, Math.floor(options.idleTimeoutMs / 2)))
-      : null;
-  pinger?.unref();
 
   return {
     stopAccepting: () => {
       accepting = false;
-      if (pinger !== null) clearInterval(pinger);
     },
     destroyAll: () => {
       for (const ws of live.keys()) ws.terminate();
