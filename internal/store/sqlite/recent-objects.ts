@@ -9,7 +9,8 @@
  * once built (applyPatch and mergeData always make new ones), so one object may be both
  * a change's `new` and the next change's `old`. Bounded: the least recently written
  * entries go first. Like the spatial index, it is dropped when another connection
- * commits to the file (`PRAGMA data_version`), and a realm's entries go with the realm.
+ * commits to the file (`PRAGMA data_version`), and a realm's entries go with the realm,
+ * and with each retention pass over it (which changes rows: past fixes, loc_pruned).
  */
 import type { TrackedObject } from '../../domain/types.js';
 import type { ObjectStateRow } from './rows.js';
@@ -19,7 +20,7 @@ export interface RecentObject {
   obj: TrackedObject;
 }
 
-/** Objects held at most (about 0.5 KiB each). */
+/** Objects held at most (0.5–1 KiB each: with up to seven past fixes held in the row, see history-rows.ts). */
 export const RECENT_OBJECTS = 65_536;
 
 export class RecentObjects {
