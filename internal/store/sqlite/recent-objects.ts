@@ -1,7 +1,8 @@
 /**
- * The committed state of recently written objects, so that the next write of the same
+ * The committed state of recently updated objects, so that the next write of the same
  * object reads no row: a tracker reports every few seconds, and reading and decoding its
- * row was about a fifth of the cost of a location update.
+ * row was about a fifth of the cost of a location update. (New objects are not held: see
+ * the object store's write path.)
  *
  * Holds, per (realm, id), the row as written (its JSON texts, which a write reuses when a
  * part is unchanged) and the object decoded from it. Entries are set only after a
