@@ -29,7 +29,7 @@ import { compileShape, type PointTest } from '../../geo/contains.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import type { HistoryQuery, ObjectListQuery, ObjectStore, Page, SearchHit, SearchQuery } from '../port.js';
 import { compileFilter } from './filter-sql.js';
-import { objectFromRow, objectFromTuple, type ObjectStateRow, type ObjectTuple } from './rows.js';
+import { objectFromRow, objectFromTuple, type ObjectRow, type ObjectStateRow, type ObjectTuple } from './rows.js';
 import { searchMatch, sameSearchText } from './search-index.js';
 import { putBody, putItem } from './search-file.js';
 import type { SearchIndexer } from './search-indexer.js';
@@ -158,6 +158,7 @@ export class SqliteObjectStore implements ObjectStore {
   private readonly statements = new Map<string, Statement>();
   private readonly spatialCap: (limit: number) => number;
   private readonly selectOne: Statement<[string, string], ObjectStateRow>;
+  private readonly selectObject: Statement<[string, string], ObjectRow>;
   private readonly selectKey: Statement<[string], { key: number }>;
   private readonly upsertTx: (
     realm: string,
@@ -197,6 +198,8 @@ export class SqliteObjectStore implements ObjectStore {
     // The write path also reads the past fixes the row holds and its loc_pruned.
     const columns = 'rowid, id, label, location, seen, json(data) AS data, past, loc_pruned';
     this.selectOne = db.prepare(`SELECT ${columns} FROM objects WHERE realm = ? AND id = ?`);
+    // A read of the object alone (GET): not its held past fixes.
+    this.selectObject = db.prepare('SELECT rowid, id, label, location, seen, json(data) AS data FROM objects WHERE realm = ? AND id = ?');
     // The old rows of a whole batch in one statement (an index probe per id).
     const selectMany = db.prepare<[string, string], ObjectStateRow>(
       `SELECT ${columns} FROM objects WHERE realm = ? AND id IN (SELECT value FROM json_each(?))`,
@@ -355,7 +358,7 @@ export class SqliteObjectStore implements ObjectStore {
     });
 
     this.deleteTx = db.transaction((realm: string, id: string, now: string) => {
-      const row = this.selectOne.get(realm, id);
+      const row = this.selectObject.get(realm, id);
       if (row === undefined) return null;
       deleteRow.run(row.rowid);
       deleteHistory.run(row.rowid);
@@ -435,7 +438,7 @@ export class SqliteObjectStore implements ObjectStore {
 
   get(realm: string, id: string): Promise<TrackedObject | null> {
     return settle(() => {
-      const row = this.selectOne.get(realm, id);
+      const row = this.selectObject.get(realm, id);
       return row === undefined ? null : objectFromRow(row);
     });
   }
