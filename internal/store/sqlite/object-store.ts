@@ -176,7 +176,6 @@ export class SqliteObjectStore implements ObjectStore {
   private readonly pruneChunkTx: (realm: string, after: string, before: string) => { last: string | null; deleted: number };
   private readonly listTx: (realm: string, query: ObjectListQuery) => Page<TrackedObject>;
   private readonly selectHistoryOwner: Statement<[string, string], HistoryOwner>;
-  private readonly insertFix: Statement<FixRow>;
   private readonly historyTx: (realm: string, id: string, query: HistoryQuery) => Page<Location>;
 
   /** The exact test of the shape query being answered (see listNow). */
@@ -225,7 +224,6 @@ export class SqliteObjectStore implements ObjectStore {
     );
     // Key (orow, time): a second fix with an equal time replaces the first.
     const insertFix = db.prepare<FixRow>(`INSERT OR REPLACE INTO history (${FIX_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-    this.insertFix = insertFix;
     const bufferFixes = Math.max(1, Math.floor(options.pastBuffer ?? PAST_BUFFER_FIXES));
     // The delete trigger queues the removal of the full-text entry.
     const deleteRow = db.prepare<[number]>('DELETE FROM objects WHERE rowid = ?');
@@ -237,7 +235,7 @@ export class SqliteObjectStore implements ObjectStore {
       const key = this.selectKey.get(realm)?.key;
       if (key === undefined) throw new Error('realm key missing after insert');
       const batch = foldPatches(patches);
-      // The old state: recently written objects from memory, the others' rows.
+      // The old state: recently updated objects from memory, the others' rows.
       const oldRows = new Map<string, ObjectStateRow>();
       const oldObjects = new Map<string, TrackedObject>();
       const unread: string[] = [];
