@@ -485,13 +485,19 @@ void describe('sqlite query engine', () => {
   const N = '2024-05-01T12:00:00.000Z';
   const at = (longitude: number, latitude: number, time = T0) => ({ longitude, latitude, time });
 
-  void it('migrates a version 1 file: indexes are built for the objects it holds, data becomes JSONB', async () => {
+  /** A new file at schema version 1, open for writing, with its objects insert. */
+  const versionOneFile = () => {
     const path = freshPath();
     const raw = new Database(path);
     raw.exec(SCHEMA_V1);
     const insert = raw.prepare(
       'INSERT INTO objects (realm, id, label, lon, lat, location, loc_time, seen, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
+    return { path, raw, insert };
+  };
+
+  void it('migrates a version 1 file: indexes are built for the objects it holds, data becomes JSONB', async () => {
+    const { path, raw, insert } = versionOneFile();
     // Data text as earlier versions wrote it (JSON.stringify), with what JSONB must keep.
     const trickyJson = '{"z":1,"__proto__":"p","a":1e+21,"big":1152921504606847200,"d":0.1,"s":"\\ud800 \\"x\\" \\u0000 😀","t":true}';
     insert.run('acme', 'truck', 'Red Tractor', 13.4, 52.5, JSON.stringify(at(13.4, 52.5)), T0, N0, '{"driver":"Zoë"}');
@@ -543,12 +549,7 @@ void describe('sqlite query engine', () => {
   });
 
   void it('migrates the past fixes of a version 1 file to compact rows, dropping those of objects that are gone', async () => {
-    const path = freshPath();
-    const raw = new Database(path);
-    raw.exec(SCHEMA_V1);
-    const insert = raw.prepare(
-      'INSERT INTO objects (realm, id, label, lon, lat, location, loc_time, seen, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    );
+    const { path, raw, insert } = versionOneFile();
     const full = { longitude: 13.4, latitude: 52.5, altitude: 34.5, speed: 12.25, heading: 90, accuracy: 5, altitudeAccuracy: 2.5, time: '0001-02-03T04:05:06.007Z' };
     const current = at(13.6, 52.7, T2);
     // Ids whose rowids are not in id order, over more than one chunk of the migration.
