@@ -7,8 +7,8 @@
  * buffered). While an idle timeout is set, the server pings each connection every half
  * timeout and a pong counts as a sign of life. Each connection has its own ping timer,
  * started at a random point of the first half timeout: pinging every connection in one
- * go stalled the event loop for all of them at once (tens of milliseconds at 10,000
- * connections), every half timeout.
+ * go held the event loop for as long as all those socket writes took (one per
+ * connection), delaying every connection's traffic at once, every half timeout.
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
