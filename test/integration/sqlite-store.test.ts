@@ -615,7 +615,7 @@ void describe('sqlite query engine', () => {
   void it('builds every realm\'s spatial index in the background at open, with writes racing it', async () => {
     const path = freshPath();
     const first = openSqliteStore(path);
-    const n = 60_000; // six chunks of the background pass
+    const n = 80_000; // eight chunks of the background pass
     const spread = (realm: string, count: number, offset: number): ObjectPatch[] =>
       Array.from({ length: count }, (_, i) => ({ id: `${realm}-${i}`, location: at(((i * 7) % 360) - 180 + offset, ((i * 13) % 170) - 85) }));
     await first.objects.upsertMany('a', spread('a', n, 0), N0);
@@ -626,14 +626,17 @@ void describe('sqlite query engine', () => {
     const store = openSqliteStore(path);
     try {
       const warming = store.objects.locations.warm();
-      // Writes while the pass reads: moves of rows it has read and has not, deletes, new rows.
+      // Writes while the pass reads: moves of rows it has read and has not, deletes, new
+      // rows. A round's writes are committed together, in one turn of the event loop.
       for (let round = 0; round < 5; round++) {
-        await new Promise((resolve) => setImmediate(resolve));
         assert.equal(store.objects.locations.warming, true, 'the writes race the pass');
-        await store.objects.upsertMany('a', [{ id: `a-${round * 5000}`, location: at(1 + round, 1, T1) }, { id: `a-new-${round}`, location: at(2, 2) }], N1);
-        await store.objects.delete('a', `a-${round * 5000 + 1}`, N1);
-        await store.objects.upsertMany('b', [{ id: `b-${round}`, location: at(3, 3, T1) }], N1);
-        if (round === 2) await store.objects.upsertMany('c', [{ id: 'c-1', location: at(4, 4) }], N1); // a realm new meanwhile
+        await Promise.all([
+          store.objects.upsertMany('a', [{ id: `a-${round * 5000}`, location: at(1 + round, 1, T1) }, { id: `a-new-${round}`, location: at(2, 2) }], N1),
+          store.objects.delete('a', `a-${round * 5000 + 1}`, N1),
+          store.objects.upsertMany('b', [{ id: `b-${round}`, location: at(3, 3, T1) }], N1),
+          // A realm new meanwhile.
+          round === 2 ? store.objects.upsertMany('c', [{ id: 'c-1', location: at(4, 4) }], N1) : null,
+        ]);
       }
       await warming;
       assert.deepEqual(store.objects.locations.held().sort(), ['a', 'b', 'c'], 'built by the background pass');
@@ -771,6 +774,66 @@ void describe('sqlite query engine', () => {
       await store.close();
     }
   });
+
+  void it('writes of one turn are committed together; one that fails is undone alone, and later ones see earlier ones', () =>
+    withFile(async (store, path) => {
+      await store.objects.upsertMany('acme', [{ id: 'a', label: 'A', location: at(1, 1) }], N0);
+      await store.objects.upsertMany('acme', [{ id: 'a', data: { k: 1 } }], N0); // held in RecentObjects from here
+      const bad = { big: 10n } as unknown as Data;
+      // Five writes in one turn: the third fails; the others build on each other in call order.
+      const outcomes = await Promise.allSettled([
+        store.objects.upsertMany('acme', [{ id: 'a', location: at(2, 2, T1) }], N1),
+        store.objects.upsertMany('acme', [{ id: 'n', label: 'New', location: at(3, 3) }], N1),
+        store.objects.upsertMany('acme', [{ id: 'a', label: 'Lost', location: at(9, 9, T2) }, { id: 'x', data: bad }], N1),
+        store.objects.upsertMany('acme', [{ id: 'a', label: 'B', location: at(4, 4, T2) }], N1),
+        store.objects.upsertMany('acme', [{ id: 'n', data: { seen: 2 } }], N1),
+      ]);
+      assert.deepEqual(
+        outcomes.map((o) => o.status),
+        ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled'],
+      );
+      const changes = outcomes.map((o) => (o.status === 'fulfilled' ? o.value[0] : null));
+      assert.deepEqual(changes[0]?.old?.location, at(1, 1));
+      assert.deepEqual(changes[3]?.old, { id: 'a', label: 'A', location: at(2, 2, T1), data: { k: 1 }, seen: N1 });
+      assert.deepEqual(changes[4]?.old, { id: 'n', label: 'New', location: at(3, 3), data: {}, seen: N1 });
+      assert.deepEqual(await store.objects.get('acme', 'a'), { id: 'a', label: 'B', location: at(4, 4, T2), data: { k: 1 }, seen: N1 });
+      assert.deepEqual(await store.objects.get('acme', 'n'), { id: 'n', label: 'New', location: at(3, 3), data: { seen: 2 }, seen: N1 });
+      assert.equal(await store.objects.get('acme', 'x'), null);
+      assert.deepEqual((await store.objects.history('acme', 'a', { limit: 10, order: 'asc' })).items, [at(1, 1), at(2, 2, T1), at(4, 4, T2)]);
+      assert.deepEqual((await store.objects.list('acme', { limit: 5, shape: { cx: 9, cy: 9, r: 1000 } })).items, []);
+      assert.deepEqual((await store.objects.search('acme', { words: ['lost'], limit: 5 })).length, 0);
+      await assertIndexesInSync(store, path, ['acme']);
+    }));
+
+  void it('when a group of writes cannot commit, every write of it fails and none is kept, in the file or in memory', () =>
+    withFile(async (store, path) => {
+      await store.objects.upsertMany('acme', [{ id: 'a', label: 'A', location: at(1, 1) }], N0);
+      await store.objects.upsertMany('acme', [{ id: 'a', data: { k: 1 } }], N0);
+      const before = await store.objects.get('acme', 'a');
+      // A deferred foreign key fails at COMMIT, after every write of the group has run.
+      const other = new Database(path);
+      other.exec(`
+        CREATE TABLE boom_parent (id INTEGER PRIMARY KEY);
+        CREATE TABLE boom_child (p INTEGER REFERENCES boom_parent (id) DEFERRABLE INITIALLY DEFERRED);
+        CREATE TRIGGER boom AFTER INSERT ON objects WHEN new.id = 'boom' BEGIN INSERT INTO boom_child VALUES (42); END;
+      `);
+      other.close();
+      const outcomes = await Promise.allSettled([
+        store.objects.upsertMany('acme', [{ id: 'a', label: 'Moved', location: at(5, 5, T1) }], N1),
+        store.objects.upsertMany('acme', [{ id: 'boom', location: at(6, 6) }], N1),
+        store.objects.upsertMany('acme', [{ id: 'a', data: { k: 2 } }], N1),
+      ]);
+      assert.deepEqual(outcomes.map((o) => o.status), ['rejected', 'rejected', 'rejected']);
+      for (const outcome of outcomes) if (outcome.status === 'rejected') assert.ok(outcome.reason instanceof LocusError);
+      assert.deepEqual(await store.objects.get('acme', 'a'), before);
+      assert.equal(await store.objects.get('acme', 'boom'), null);
+      assert.deepEqual((await store.objects.list('acme', { limit: 5, shape: { cx: 5, cy: 5, r: 1000 } })).items, []);
+      // The next write starts from the committed state, not from the group's.
+      const [change] = await store.objects.upsertMany('acme', [{ id: 'a', location: at(2, 2, T2) }], N1);
+      assert.deepEqual(change?.old, before);
+      assert.deepEqual((await store.objects.history('acme', 'a', { limit: 10, order: 'asc' })).items, [at(1, 1), at(2, 2, T2)]);
+      await assertIndexesInSync(store, path, ['acme']);
+    }));
 
   void it('a failed batch leaves the indexes as they were', () =>
     withFile(async (store, path) => {

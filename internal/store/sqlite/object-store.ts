@@ -52,7 +52,8 @@ import {
   withinBounds,
   withinLimits,
 } from './history-rows.js';
-import { settle } from './sqlite-errors.js';
+import { settle, translateSqliteError } from './sqlite-errors.js';
+import { GroupCommit } from './group-commit.js';
 
 const MAX_PAGE = 10_000;
 
@@ -160,12 +161,18 @@ export class SqliteObjectStore implements ObjectStore {
   private readonly selectOne: Statement<[string, string], ObjectStateRow>;
   private readonly selectObject: Statement<[string, string], ObjectRow>;
   private readonly selectKey: Statement<[string], { key: number }>;
-  private readonly upsertTx: (
-    realm: string,
-    patches: readonly ObjectPatch[],
-    now: string,
-    moves: LocationMove[],
-  ) => { changes: ObjectChange[]; queued: [number, number] | null; written: [string, RecentObject][] };
+  /** One write of a group (a savepoint of the group's transaction). */
+  private readonly upsertTx: (write: QueuedUpsert) => UpsertWork;
+  /** Writes of one turn of the event loop share a transaction (group-commit.ts). */
+  private readonly writes: GroupCommit<QueuedUpsert, UpsertWork, ObjectChange[]>;
+  /** The state written by the group being run, for its later writes (committed or dropped with it). */
+  private readonly staged = new RecentObjects(Number.MAX_SAFE_INTEGER);
+  /**
+   * Realm keys (realm_keys) as committed: a write reads none from the file once its realm
+   * has one. Keys are never reused; a realm's goes with the realm, and all go when another
+   * connection commits to the file.
+   */
+  private readonly keys = new Map<string, number>();
   private readonly deleteTx: (realm: string, id: string, now: string) => { change: ObjectChange; rowid: number; queued: number } | null;
   /** The spatial index (in memory, per realm), kept current after each committed write. */
   readonly locations: LocationIndex;
@@ -230,17 +237,22 @@ export class SqliteObjectStore implements ObjectStore {
     const deleteHistory = db.prepare<[number]>('DELETE FROM history WHERE orow = ?');
     const lastQueued = db.prepare<[], number | null>('SELECT max(seq) FROM search_queue').pluck();
 
-    this.upsertTx = db.transaction((realm: string, patches: readonly ObjectPatch[], now: string, moves: LocationMove[]) => {
-      ensureKey.run(realm);
-      const key = this.selectKey.get(realm)?.key;
-      if (key === undefined) throw new Error('realm key missing after insert');
+    this.upsertTx = db.transaction(({ realm, patches, now }: QueuedUpsert): UpsertWork => {
+      const moves: LocationMove[] = [];
+      let key = this.keys.get(realm);
+      if (key === undefined) {
+        ensureKey.run(realm);
+        key = this.selectKey.get(realm)?.key;
+        if (key === undefined) throw new Error('realm key missing after insert');
+      }
       const batch = foldPatches(patches);
-      // The old state: recently updated objects from memory, the others' rows.
+      // The old state: recently updated objects from memory (as an earlier write of this
+      // group left them, else as committed), the others' rows.
       const oldRows = new Map<string, ObjectStateRow>();
       const oldObjects = new Map<string, TrackedObject>();
       const unread: string[] = [];
       for (const folded of batch) {
-        const recent = this.recent.get(realm, folded.id);
+        const recent = this.staged.get(realm, folded.id) ?? this.recent.get(realm, folded.id);
         if (recent === undefined) unread.push(folded.id);
         else {
           oldRows.set(folded.id, recent.row);
@@ -352,7 +364,28 @@ export class SqliteObjectStore implements ObjectStore {
         changes.push({ realm, id: folded.id, old, new: next, history: folded.fixes, time: now });
       }
       const queued: [number, number] | null = toIndex.length === 0 ? null : [this.indexer.queue('put', putBody(toIndex)), toIndex.length];
-      return { changes, queued, written };
+      // Held for this group's later writes once this one has succeeded (its savepoint released).
+      return { realm, key, changes, queued, written, moves };
+    });
+    this.writes = new GroupCommit(db, {
+      write: (write) => {
+        const work = this.upsertTx(write);
+        for (const [id, entry] of work.written) this.staged.set(write.realm, id, entry);
+        return work;
+      },
+      // Committed: the spatial index and the recent objects follow, the full-text indexer is told.
+      committed: ({ realm, key, changes, queued, written, moves }) => {
+        this.keys.set(realm, key);
+        this.locations.apply(realm, moves);
+        for (const [id, entry] of written) this.recent.set(realm, id, entry);
+        if (queued !== null) this.indexer.queued(queued[0], queued[1]);
+        return changes;
+      },
+      begin: () => this.syncRecent(),
+      ended: () => this.staged.clear(),
+      translate: translateSqliteError,
+      weight: (write) => write.patches.length,
+      maxWeight: GROUP_PATCHES,
     });
 
     this.deleteTx = db.transaction((realm: string, id: string, now: string) => {
@@ -422,16 +455,13 @@ export class SqliteObjectStore implements ObjectStore {
   async upsertMany(realm: string, patches: ObjectPatch[], now: string): Promise<ObjectChange[]> {
     // A write waits while the full-text indexer is far behind (searches wait for it).
     await this.indexer.room();
-    return settle(() => {
-      this.syncRecent();
-      const moves: LocationMove[] = [];
-      const { changes, queued, written } = this.upsertTx(realm, patches, now, moves);
-      // Committed: the spatial index and the recent objects follow, the full-text indexer is told.
-      this.locations.apply(realm, moves);
-      for (const [id, entry] of written) this.recent.set(realm, id, entry);
-      if (queued !== null) this.indexer.queued(queued[0], queued[1]);
-      return changes;
-    });
+    // Committed with the other writes of this turn of the event loop, in order.
+    return this.writes.submit({ realm, patches, now });
+  }
+
+  /** Runs the writes queued for the next group commit now: before an operation that must follow them. */
+  flushWrites(): void {
+    this.writes.flush();
   }
 
   get(realm: string, id: string): Promise<TrackedObject | null> {
@@ -521,6 +551,7 @@ export class SqliteObjectStore implements ObjectStore {
   }
 
   delete(realm: string, id: string, now: string): Promise<ObjectChange | null> {
+    this.flushWrites();
     return settle(() => {
       const deleted = this.deleteTx(realm, id, now);
       if (deleted === null) return null;
@@ -533,16 +564,18 @@ export class SqliteObjectStore implements ObjectStore {
 
   /** A realm was deleted: its in-memory state goes. */
   forgetRealm(realm: string): void {
+    this.keys.delete(realm);
     this.locations.forget(realm);
     this.recent.forget(realm);
   }
 
-  /** Drops the recent objects when another connection has committed to the file. */
+  /** Drops the recent objects and realm keys when another connection has committed to the file. */
   private syncRecent(): void {
     const version = this.selectVersion.get() ?? 0;
     if (version === this.version) return;
     this.version = version;
     this.recent.clear();
+    this.keys.clear();
   }
 
   /** Resolves once the full-text index holds every write made so far (searches wait for it themselves). */
@@ -637,6 +670,7 @@ export class SqliteObjectStore implements ObjectStore {
     let after: string | null = '';
     while (after !== null && options.signal?.aborted !== true) {
       const from: string = after;
+      this.flushWrites();
       const chunk = await settle(() => {
         const pruned = this.pruneChunkTx(realm, from, before);
         // The rows changed under the recent objects (past fixes moved, current fixes pruned).
@@ -653,6 +687,33 @@ export class SqliteObjectStore implements ObjectStore {
 }
 
 export type ListPlan = 'index' | 'spatial' | 'ordered';
+
+/** A write waiting for its group commit. */
+interface QueuedUpsert {
+  realm: string;
+  patches: readonly ObjectPatch[];
+  now: string;
+}
+
+/** What a write did, applied to the in-memory state once its group has committed. */
+interface UpsertWork {
+  realm: string;
+  /** The realm's key (search-index.ts), held once committed. */
+  key: number;
+  changes: ObjectChange[];
+  /** The full-text indexer's queue entry and how many objects it holds. */
+  queued: [number, number] | null;
+  /** The state written of objects that existed before (held in RecentObjects). */
+  written: [string, RecentObject][];
+  moves: LocationMove[];
+}
+
+/**
+ * A group commit takes no more writes once it holds this many patches: larger groups
+ * gain little (at 4,000 location updates a commit, the WAL takes about half the bytes per
+ * update of 1,000) and make the first write's caller wait for all of them.
+ */
+const GROUP_PATCHES = 10_000;
 
 /** Objects whose history one retention transaction walks. */
 const PRUNE_CHUNK_OBJECTS = 500;

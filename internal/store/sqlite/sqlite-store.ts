@@ -34,10 +34,11 @@ class SqliteRealmStore implements RealmStore {
   private readonly putTx: (id: string, settings: RealmSettings, now: string) => { realm: Realm; created: boolean };
   private readonly deleteTx: (id: string) => { existed: boolean; queued: [number, number] | null };
 
-  /** `deleted` runs after a realm delete has committed. */
+  /** `deleting` runs before a realm delete (writes queued for it go first), `deleted` after it has committed. */
   constructor(
     db: Db,
     private readonly indexer: SearchIndexer,
+    private readonly deleting: () => void,
     private readonly deleted: (realm: string) => void,
   ) {
     this.selectOne = db.prepare<[string], RealmRow>('SELECT id, settings, created FROM realms WHERE id = ?');
@@ -87,6 +88,7 @@ class SqliteRealmStore implements RealmStore {
 
   delete(id: string): Promise<boolean> {
     return settle(() => {
+      this.deleting();
       const { existed, queued } = this.deleteTx(id);
       if (queued !== null) this.indexer.queued(queued[0], queued[1]);
       this.deleted(id);
@@ -279,10 +281,15 @@ export class SqliteStore implements Store {
       this.objects = objects;
       const tokens = new SqliteTokenStore(db);
       this.tokens = tokens;
-      this.realms = new SqliteRealmStore(db, this.indexer, (realm) => {
-        objects.forgetRealm(realm);
-        tokens.forget();
-      });
+      this.realms = new SqliteRealmStore(
+        db,
+        this.indexer,
+        () => objects.flushWrites(),
+        (realm) => {
+          objects.forgetRealm(realm);
+          tokens.forget();
+        },
+      );
       this.areas = new SqliteAreaStore(db);
       this.pingStatement = db.prepare('SELECT 1');
       this.checkpointer = new Checkpointer(db, file);
@@ -306,6 +313,8 @@ export class SqliteStore implements Store {
   /** Checkpoints the WAL into the main file and closes the database. Closing twice is a no-op. */
   async close(): Promise<void> {
     if (!this.db.open) return;
+    // Writes queued for the next group commit are written first.
+    this.objects.flushWrites();
     await Promise.all([this.checkpointer.stop(), this.indexer.stop()]);
     return settle(() => {
       if (!this.db.open) return;
