@@ -10,10 +10,13 @@
  *    fix's altitude, which nothing indexes) at 10,000 updates/s (batches of 100 every
  *    10 ms), with 1,000 idle authenticated connections open (500 WebSocket, 500 TCP).
  *    Target p99 ≤ 10 ms. Also at 1,000 updates/s, for comparison.
- * 3. For scale: the SQLite store alone (upsertMany of 1,000, in this process), the
+ * 3. A fleet: 200 TCP connections, each sending `obj`/`upd` of one object and waiting for
+ *    the reply before the next (trackers that each report on their own connection).
+ *    Updates per second; no target (group commit, group-commit.ts, serves this case).
+ * 4. For scale: the SQLite store alone (upsertMany of 1,000, in this process), the
  *    ceiling under every write path.
  *
- * LOCUS_BENCH_PARTS (comma-separated: throughput, latency, store) runs only some parts, for
+ * LOCUS_BENCH_PARTS (comma-separated: throughput, fleet, latency, store) runs only some parts, for
  * working on one; the markdown is then printed but not meant for docs/benchmarks.md.
  * LOCUS_BENCH_SERVER_ARGS adds Node.js options to the server's command line (for example
  * `--cpu-prof --cpu-prof-dir=/tmp/prof`).
@@ -38,9 +41,10 @@ const latencyBatch = 100;
 const latencyMs = 5000;
 const latencyWarmupMs = 1000;
 const idleConnections = 1000;
+const fleetConnections = 200;
 
 const serverArgs = (process.env.LOCUS_BENCH_SERVER_ARGS ?? '').split(' ').filter((arg) => arg !== '');
-const parts = new Set((process.env.LOCUS_BENCH_PARTS ?? 'throughput,latency,store').split(','));
+const parts = new Set((process.env.LOCUS_BENCH_PARTS ?? 'throughput,fleet,latency,store').split(','));
 
 const log = (text: string): void => {
   process.stderr.write(`${text}\n`);
@@ -68,7 +72,7 @@ async function startServer(): Promise<Server> {
       LOCUS_LOG_LEVEL: 'info',
       LOCUS_RATE_LIMIT: '1000000',
       LOCUS_RATE_BURST: '1000000',
-      LOCUS_MAX_CONNECTIONS: String(idleConnections + 100),
+      LOCUS_MAX_CONNECTIONS: String(idleConnections + fleetConnections + 100),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -194,6 +198,34 @@ async function throughput(client: V1Client, messages: string[]): Promise<number>
   return countedUpdates / seconds;
 }
 
+/** `fleetConnections` clients, each sending upd of one random object and awaiting the reply: updates per second. */
+async function fleet(server: Server, token: string): Promise<number> {
+  const clients = await Promise.all(Array.from({ length: fleetConnections }, () => connectTcp(server.tcpPort, token)));
+  const rnd = random(7);
+  let counting = false;
+  let stopped = false;
+  let counted = 0;
+  const run = async (client: V1Client): Promise<void> => {
+    while (!stopped) {
+      const dat = { id: `obj-${Math.floor(rnd() * objectCount)}`, location: { longitude: 5 + rnd() * 10, latitude: 45 + rnd() * 10 } };
+      const [reply] = await client.request([{ typ: 'obj', act: 'upd', dat }], 30_000);
+      if (reply?.res !== 'suc') throw new Error(`upd failed: ${JSON.stringify(reply)}`);
+      if (counting) counted++;
+    }
+  };
+  const runs = clients.map(run);
+  await new Promise((resolve) => setTimeout(resolve, warmupMs));
+  counting = true;
+  const started = now();
+  await new Promise((resolve) => setTimeout(resolve, throughputMs));
+  counting = false;
+  const seconds = (now() - started) / 1000;
+  stopped = true;
+  await Promise.all(runs);
+  await Promise.all(clients.map((c) => c.close()));
+  return counted / seconds;
+}
+
 function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
@@ -316,6 +348,13 @@ async function main(): Promise<void> {
       log(`  ${fmt(wsRate)} updates/s`);
     }
 
+    let fleetRate = Number.NaN;
+    if (parts.has('fleet')) {
+      log(`a fleet: ${fleetConnections} TCP connections, upd of one object each`);
+      fleetRate = await fleet(server, token);
+      log(`  ${fmt(fleetRate)} updates/s`);
+    }
+
     const none: Latency = { ws: [], tcp: [], updates: 0 };
     let fast = none;
     let slow = none;
@@ -350,6 +389,7 @@ async function main(): Promise<void> {
     const rows = [
       ['Location updates/s, one TCP connection (blk of 1,000, 4 in flight, 100 areas)', fmt(tcpRate), '≥ 100,000', tcpRate >= 100_000],
       ['Location updates/s, one WebSocket connection (same)', fmt(wsRate), '≥ 100,000', wsRate >= 100_000],
+      [`Location updates/s from a fleet: ${fleetConnections} TCP connections, each sending upd of one object and awaiting the reply`, fmt(fleetRate), '–', '–'],
       ...latencyRows(fast, 10_000, true),
       ...latencyRows(slow, 1_000, false),
       ['For scale: the SQLite store alone, upsertMany of 1,000 (no protocol, no geofences)', fmt(ceiling), '(ceiling)', '–'],
