@@ -161,8 +161,8 @@ export class SqliteObjectStore implements ObjectStore {
   private readonly selectOne: Statement<[string, string], ObjectStateRow>;
   private readonly selectObject: Statement<[string, string], ObjectRow>;
   private readonly selectKey: Statement<[string], { key: number }>;
-  /** One write of a group (a savepoint of the group's transaction). */
-  private readonly upsertTx: (write: QueuedUpsert) => UpsertWork;
+  /** One write, within a group's transaction. */
+  private readonly upsertNow: (write: QueuedUpsert) => UpsertWork;
   /** Writes of one turn of the event loop share a transaction (group-commit.ts). */
   private readonly writes: GroupCommit<QueuedUpsert, UpsertWork, ObjectChange[]>;
   /** The state written by the group being run, for its later writes (committed or dropped with it). */
@@ -237,7 +237,7 @@ export class SqliteObjectStore implements ObjectStore {
     const deleteHistory = db.prepare<[number]>('DELETE FROM history WHERE orow = ?');
     const lastQueued = db.prepare<[], number | null>('SELECT max(seq) FROM search_queue').pluck();
 
-    this.upsertTx = db.transaction(({ realm, patches, now }: QueuedUpsert): UpsertWork => {
+    this.upsertNow = ({ realm, patches, now }: QueuedUpsert): UpsertWork => {
       const moves: LocationMove[] = [];
       let key = this.keys.get(realm);
       if (key === undefined) {
@@ -364,12 +364,12 @@ export class SqliteObjectStore implements ObjectStore {
         changes.push({ realm, id: folded.id, old, new: next, history: folded.fixes, time: now });
       }
       const queued: [number, number] | null = toIndex.length === 0 ? null : [this.indexer.queue('put', putBody(toIndex)), toIndex.length];
-      // Held for this group's later writes once this one has succeeded (its savepoint released).
       return { realm, key, changes, queued, written, moves };
-    });
+    };
     this.writes = new GroupCommit(db, {
       write: (write) => {
-        const work = this.upsertTx(write);
+        const work = this.upsertNow(write);
+        // For the group's later writes (dropped with the group if it does not commit).
         for (const [id, entry] of work.written) this.staged.set(write.realm, id, entry);
         return work;
       },
