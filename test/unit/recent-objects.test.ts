@@ -29,18 +29,42 @@ void describe('recent objects', () => {
     assert.equal(recent.count, 0);
   });
 
-  void it('stays within its bound, dropping the least recently written first', () => {
-    const recent = new RecentObjects(100);
-    for (let i = 0; i < 100; i++) recent.set('a', `o${i}`, entry(`o${i}`, i));
-    recent.set('a', 'o0', entry('o0', 1000)); // written again: now the most recent
-    for (let i = 0; i < 50; i++) recent.set('b', `p${i}`, entry(`p${i}`, i));
-    assert.ok(recent.count <= 100, `count ${recent.count}`);
-    assert.ok(recent.count >= 75, `count ${recent.count}`);
-    assert.equal(recent.get('a', 'o0')?.row.rowid, 1000);
-    assert.equal(recent.get('a', 'o1'), undefined, 'the oldest went');
-    assert.ok(recent.get('b', 'p49') !== undefined, 'the newest stayed');
-    let held = 0;
-    for (const realm of ['a', 'b']) for (let i = 0; i < 100; i++) if (recent.get(realm, `${realm === 'a' ? 'o' : 'p'}${i}`) !== undefined) held++;
-    assert.equal(held, recent.count);
+  void it('stays within its bound and holds every object written within the last half of it', () => {
+    const max = 100;
+    const recent = new RecentObjects(max);
+    let state = 1;
+    const random = (n: number): number => {
+      state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+      return state % n;
+    };
+    // Writes over 300 objects of two realms: the last 50 distinct ones are held, at most 100 in all.
+    const written: string[] = [];
+    for (let i = 0; i < 5000; i++) {
+      const realm = random(2) === 0 ? 'a' : 'b';
+      const id = `o${random(150)}`;
+      recent.set(realm, id, entry(id, i));
+      const key = `${realm}/${id}`;
+      const at = written.indexOf(key);
+      if (at >= 0) written.splice(at, 1);
+      written.push(key);
+      if (i % 97 === 0) {
+        assert.ok(recent.count <= max, `count ${recent.count}`);
+        for (const held of written.slice(-max / 2)) {
+          const [r, o] = held.split('/') as [string, string];
+          assert.ok(recent.get(r, o) !== undefined, `${held} is held`);
+        }
+      }
+    }
+    // The newest entry of an object wins, in whichever generation an older one is.
+    recent.set('a', 'o1', entry('o1', -1));
+    assert.equal(recent.get('a', 'o1')?.row.rowid, -1);
+    for (let i = 0; i < 49; i++) recent.set('c', `n${i}`, entry(`n${i}`));
+    assert.equal(recent.get('a', 'o1')?.row.rowid, -1, 'still held: written within the last 50');
+    // A delete reaches both generations.
+    recent.delete('a', 'o1');
+    assert.equal(recent.get('a', 'o1'), undefined);
+    for (let i = 0; i < 200; i++) recent.set('d', `x${i}`, entry(`x${i}`));
+    assert.equal(recent.get('c', 'n0'), undefined, 'two generations later, gone');
+    assert.ok(recent.count <= max);
   });
 });
