@@ -12,6 +12,7 @@ import type { Config } from './config/config.js';
 import { LocalEventBus } from './events/local-bus.js';
 import { GeofenceEngine } from './geofence/geofence-engine.js';
 import { createLogger } from './observability/logger.js';
+import { SEMI_SPACE_MIB, SERVER_NODE_OPTIONS, semiSpaceOption } from './runtime/node-options.js';
 import { Access } from './service/access.js';
 import { AreaService } from './service/areas.js';
 import { systemClock, type Clock } from './service/clock.js';
@@ -152,6 +153,13 @@ export async function start(config: Config, options: StartOptions = {}): Promise
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const httpUrl = `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${address.port}`;
   logger.info({ httpUrl, tcpPort: tcp.port, store: config.store.replace(/\/\/[^@]*@/, '//***@') }, 'locus listening');
+  const semiSpace = semiSpaceOption();
+  if (semiSpace === null || semiSpace < SEMI_SPACE_MIB) {
+    logger.warn(
+      { semiSpaceMiB: semiSpace },
+      `started without ${SERVER_NODE_OPTIONS.join(' ')} (npm start passes it; see README): more garbage-collection pauses, slower writes`,
+    );
+  }
   // Deletes fixes older than each realm's historyRetentionDays: now, then hourly.
   const retention = new HistoryRetention(store, clock, { logger });
   retention.start();

@@ -5,6 +5,7 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem, platform, release } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { SERVER_NODE_OPTIONS } from '../dist/internal/runtime/node-options.js';
 
 const dir = 'dist/test/bench';
 const only = process.argv.slice(2);
@@ -15,7 +16,8 @@ const files = readdirSync(dir)
 const sections = [];
 for (const file of files) {
   console.error(`== ${file}`);
-  const result = spawnSync(process.execPath, ['--expose-gc', join(dir, file)], {
+  // The Node.js options of the server (npm start): the query bench runs the store in its own process.
+  const result = spawnSync(process.execPath, ['--expose-gc', ...SERVER_NODE_OPTIONS, join(dir, file)], {
     stdio: ['ignore', 'pipe', 'inherit'],
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,

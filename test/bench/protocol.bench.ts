@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: the v1 protocol under load, against the real server in a child
- * process (SQLite file in a temp dir, loopback only). Prints a markdown section on
+ * process started as `npm start` starts it (SERVER_NODE_OPTIONS; SQLite file in a temp
+ * dir, loopback only). Prints a markdown section on
  * stdout; progress goes to stderr.
  *
  * 1. Sustained location updates per second over one TCP and one WebSocket connection,
@@ -28,6 +29,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseBulkBody } from '../../internal/domain/object-input.js';
 import { openStore } from '../../internal/store/open-store.js';
+import { SERVER_NODE_OPTIONS } from '../../internal/runtime/node-options.js';
 import { connectTcp, connectWs, type V1Client } from '../support/v1-clients.js';
 
 const adminToken = 'bench-admin-token-0123456789';
@@ -60,7 +62,7 @@ interface Server {
 
 async function startServer(): Promise<Server> {
   const dir = mkdtempSync(join(tmpdir(), 'locus-bench-'));
-  const child = spawn(process.execPath, [...serverArgs, 'dist/cmd/server.js'], {
+  const child = spawn(process.execPath, [...SERVER_NODE_OPTIONS, ...serverArgs, 'dist/cmd/server.js'], {
     env: {
       ...process.env,
       LOCUS_HOST: '127.0.0.1',
