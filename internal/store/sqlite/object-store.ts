@@ -268,8 +268,12 @@ export class SqliteObjectStore implements ObjectStore {
       const written: [string, RecentObject][] = [];
 
       const changes: ObjectChange[] = [];
-      // Objects whose full-text entry the indexer (re)writes (search-file.ts putItem).
+      // Objects whose full-text entry the indexer (re)writes (search-file.ts putItem), and
+      // the rowids of the new ones, which it reads from their rows (a range: rowids of
+      // one transaction's inserts follow each other).
       const toIndex: string[] = [];
+      let firstNew = 0;
+      let lastNew = -1;
       for (const folded of batch) {
         const row = oldRows.get(folded.id);
         const old = row === undefined ? null : (oldObjects.get(folded.id) ?? objectFromRow(row));
@@ -329,7 +333,9 @@ export class SqliteObjectStore implements ObjectStore {
         if (row === undefined || old === null) {
           rowid = Number(insert.run(realm, folded.id, ...values, dataJson, nextPast).lastInsertRowid);
           if (location !== null) moves.push([rowid, location.longitude, location.latitude]);
-          toIndex.push(putItem(rowid, key, folded.id, next.label, dataJson));
+          if (lastNew < firstNew) firstNew = lastNew = rowid;
+          else if (rowid === lastNew + 1) lastNew = rowid;
+          else toIndex.push(putItem(rowid, key, folded.id, next.label, dataJson));
         } else {
           rowid = row.rowid;
           if (location === previous) pruned = row.loc_pruned;
@@ -363,7 +369,10 @@ export class SqliteObjectStore implements ObjectStore {
 
         changes.push({ realm, id: folded.id, old, new: next, history: folded.fixes, time: now });
       }
-      const queued: [number, number] | null = toIndex.length === 0 ? null : [this.indexer.queue('put', putBody(toIndex)), toIndex.length];
+      // The last entry queued and the objects of all of them (the indexer applies entries in order).
+      let queued: [number, number] | null = null;
+      if (lastNew >= firstNew) queued = [this.indexer.queue('rows', [firstNew, lastNew]), lastNew - firstNew + 1];
+      if (toIndex.length > 0) queued = [this.indexer.queue('put', putBody(toIndex)), toIndex.length + (queued?.[1] ?? 0)];
       return { realm, key, changes, queued, written, moves };
     };
     this.writes = new GroupCommit(db, {

@@ -6,11 +6,17 @@
  *
  * The database says what to index in its table `search_queue` (schema.ts), written in
  * the same transaction as the objects it names:
- * - `put`: the objects whose search text may have changed (new objects, new label or
- *   data), as a JSON array of `[rowid, realm key, id, label, data]` with the state the
- *   transaction wrote. The indexer (re)writes their entries from that (it does not read
- *   the rows back: the rows just written are in the WAL, and reading them cost the
- *   indexer more than it saved).
+ * - `put`: objects whose search text may have changed (a new label or data), as a JSON
+ *   array of `[rowid, realm key, id, label, data]` with the state the transaction wrote.
+ *   The indexer (re)writes their entries from that.
+ * - `rows`: new objects, as the range `[first, last]` of their rowids (one transaction's
+ *   inserts take rowids that follow each other). The indexer reads the rows of the range
+ *   in its snapshot, the same one it reads the queue in: rows written or deleted by later
+ *   entries of that snapshot are then already as those entries leave them, which applying
+ *   them repeats (a rowid reused by a later insert is read as the new object, deleted and
+ *   written again), and a row gone is skipped. The writer builds no text for a new object:
+ *   a bulk import of 10,000 objects spent about 8% of its time building, joining and
+ *   storing their JSON (1.2 MB written to the queue, and to the WAL, per batch).
  * - `del`: a JSON array of rowids whose entries go (a deleted object, by trigger; every
  *   object of a deleted realm, in one entry).
  * Entries are numbered (`seq`, AUTOINCREMENT: never reused). `search_state.applied` in
@@ -100,6 +106,7 @@ export class SearchFile {
   private readonly lastSeq: Statement<[], { seq: number | null }>;
   private readonly entries: Statement<[number, number], QueueEntry>;
   private readonly chunk: Statement<[number], IndexRow>;
+  private readonly range: Statement<[number, number], IndexRow>;
   private readonly entryCount: Statement<[], { n: number }>;
   private readonly write: Statement<[number, string, string]>;
   private readonly remove: Statement<[number]>;
@@ -122,6 +129,7 @@ export class SearchFile {
     this.chunk = main.prepare(
       `SELECT ${columns} FROM objects o JOIN realm_keys k ON k.realm = o.realm WHERE o.rowid > ? ORDER BY o.rowid LIMIT ${REBUILD_CHUNK}`,
     );
+    this.range = main.prepare(`SELECT ${columns} FROM objects o JOIN realm_keys k ON k.realm = o.realm WHERE o.rowid BETWEEN ? AND ?`);
     this.state = search.prepare('SELECT source, applied FROM search_state');
     this.clearState = search.prepare('DELETE FROM search_state');
     this.setState = search.prepare('INSERT INTO search_state (source, applied) VALUES (?, ?)');
@@ -169,6 +177,10 @@ export class SearchFile {
               const items = JSON.parse(entry.body) as PutItem[];
               for (const item of items) this.write.run(item[0], ...searchColumns(item[1], { id: item[2], label: item[3], location: null, data: item[4], seen: null }));
               rowids += items.length;
+            } else if (entry.op === 'rows') {
+              const [first, last] = JSON.parse(entry.body) as [number, number];
+              for (const row of this.range.iterate(first, last)) this.index(row);
+              rowids += last - first + 1;
             } else if (entry.op === 'del') {
               const ids = JSON.parse(entry.body) as number[];
               this.del(ids);

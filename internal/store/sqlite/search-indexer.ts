@@ -71,12 +71,14 @@ export class SearchIndexer {
 
   /**
    * Queues index work inside the caller's write transaction: `put` with a body made by
-   * search-file.ts putBody (objects whose entries are written), `del` for rowids whose
+   * search-file.ts putBody (objects whose entries are written), `rows` for a range of
+   * rowids whose entries are written from the rows (new objects), `del` for rowids whose
    * entries go. Returns the entry's seq.
    */
   queue(op: 'put', body: string): number;
+  queue(op: 'rows', range: readonly [first: number, last: number]): number;
   queue(op: 'del', rowids: readonly number[]): number;
-  queue(op: 'put' | 'del', what: string | readonly number[]): number {
+  queue(op: 'put' | 'rows' | 'del', what: string | readonly number[]): number {
     return Number(this.enqueue.run(op, typeof what === 'string' ? what : JSON.stringify(what)).lastInsertRowid);
   }
 
