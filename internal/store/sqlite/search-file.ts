@@ -106,7 +106,8 @@ export class SearchFile {
   private readonly lastSeq: Statement<[], { seq: number | null }>;
   private readonly entries: Statement<[number, number], QueueEntry>;
   private readonly chunk: Statement<[number], IndexRow>;
-  private readonly range: Statement<[number, number], IndexRow>;
+  private readonly range: Statement<[number, number], [rowid: number, realm: string, id: string, label: string | null, data: string]>;
+  private readonly realmKey: Statement<[string], number>;
   private readonly entryCount: Statement<[], { n: number }>;
   private readonly write: Statement<[number, string, string]>;
   private readonly remove: Statement<[number]>;
@@ -129,7 +130,13 @@ export class SearchFile {
     this.chunk = main.prepare(
       `SELECT ${columns} FROM objects o JOIN realm_keys k ON k.realm = o.realm WHERE o.rowid > ? ORDER BY o.rowid LIMIT ${REBUILD_CHUNK}`,
     );
-    this.range = main.prepare(`SELECT ${columns} FROM objects o JOIN realm_keys k ON k.realm = o.realm WHERE o.rowid BETWEEN ? AND ?`);
+    // The realm's key from a map, not a join: one probe per realm instead of per row.
+    this.range = main
+      .prepare<[number, number], [number, string, string, string | null, string]>(
+        'SELECT rowid, realm, id, label, json(data) FROM objects WHERE rowid BETWEEN ? AND ?',
+      )
+      .raw(true);
+    this.realmKey = main.prepare<[string], number>('SELECT key FROM realm_keys WHERE realm = ?').pluck();
     this.state = search.prepare('SELECT source, applied FROM search_state');
     this.clearState = search.prepare('DELETE FROM search_state');
     this.setState = search.prepare('INSERT INTO search_state (source, applied) VALUES (?, ?)');
@@ -179,7 +186,13 @@ export class SearchFile {
               rowids += items.length;
             } else if (entry.op === 'rows') {
               const [first, last] = JSON.parse(entry.body) as [number, number];
-              for (const row of this.range.iterate(first, last)) this.index(row);
+              const keys = new Map<string, number | undefined>();
+              for (const [rowid, realm, id, label, data] of this.range.iterate(first, last)) {
+                let key = keys.get(realm);
+                if (!keys.has(realm)) keys.set(realm, (key = this.realmKey.get(realm)));
+                // A realm without a key is being deleted (its rows with it).
+                if (key !== undefined) this.index({ rowid, key, id, label, data });
+              }
               rowids += last - first + 1;
             } else if (entry.op === 'del') {
               const ids = JSON.parse(entry.body) as number[];
