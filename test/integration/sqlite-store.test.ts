@@ -837,35 +837,41 @@ void describe('sqlite query engine', () => {
       await assertIndexesInSync(store, path, ['acme']);
     }));
 
-  void it('new objects are indexed from their rows: a rowid a deleted object left is indexed as the new object', () =>
-    withFile(async (store, path) => {
-      const rowidOf = (id: string): number | undefined =>
-        inspect(path, (db) => db.prepare<[string], number>("SELECT rowid FROM objects WHERE realm = 'acme' AND id = ?").pluck().get(id));
-      // The indexer's first pass over a new file indexes every row there: the writes below
-      // come after it, so they reach the index through the queue.
-      await store.objects.indexed();
-      await store.objects.upsertMany('acme', [{ id: 'a', label: 'Alpha' }, { id: 'b', label: 'Bravo', data: { note: 'lost' } }], N0);
-      const freed = rowidOf('b');
-      await store.objects.delete('acme', 'b', N0);
-      // One turn: c takes b's rowid (the largest plus one); d is renamed and e deleted
-      // before the indexer may have read their rows.
-      await Promise.all([
-        store.objects.upsertMany('acme', [{ id: 'c', label: 'Charlie' }, { id: 'd', label: 'Delta' }, { id: 'e', label: 'Echo' }], N1),
-        store.objects.upsertMany('acme', [{ id: 'd', label: 'Dora' }], N1),
-      ]);
-      await store.objects.delete('acme', 'e', N1);
-      assert.equal(rowidOf('c'), freed);
-      const found = async (q: string): Promise<string[]> =>
-        (await store.objects.search('acme', { words: [q], limit: 5 })).map((hit) => hit.object.id);
-      assert.deepEqual(await found('bravo'), []);
-      assert.deepEqual(await found('lost'), []);
-      assert.deepEqual(await found('charlie'), ['c']);
-      assert.deepEqual(await found('alpha'), ['a']);
-      assert.deepEqual(await found('delta'), []);
-      assert.deepEqual(await found('dora'), ['d']);
-      assert.deepEqual(await found('echo'), []);
-      await assertIndexesInSync(store, path, ['acme']);
-    }));
+  for (const [way, textForNewBehind] of [
+    ['from their rows', Number.POSITIVE_INFINITY],
+    ['from the text the write sends (the indexer being behind)', 0],
+  ] as const) {
+    void it(`new objects are indexed ${way}: a rowid a deleted object left is indexed as the new object`, () =>
+      withFile(async (store, path) => {
+        const rowidOf = (id: string): number | undefined =>
+          inspect(path, (db) => db.prepare<[string], number>("SELECT rowid FROM objects WHERE realm = 'acme' AND id = ?").pluck().get(id));
+        // The indexer's first pass over a new file indexes every row there: the writes below
+        // come after it, so they reach the index through the queue.
+        await store.objects.indexed();
+        await store.objects.upsertMany('acme', [{ id: 'a', label: 'Alpha' }, { id: 'b', label: 'Bravo', data: { note: 'lost' } }], N0);
+        const freed = rowidOf('b');
+        await store.objects.delete('acme', 'b', N0);
+        // One turn: c takes b's rowid (the largest plus one); d is renamed and e deleted
+        // before the indexer may have read their rows.
+        await Promise.all([
+          store.objects.upsertMany('acme', [{ id: 'c', label: 'Charlie' }, { id: 'd', label: 'Delta' }, { id: 'e', label: 'Echo' }], N1),
+          store.objects.upsertMany('acme', [{ id: 'd', label: 'Dora' }], N1),
+        ]);
+        await store.objects.delete('acme', 'e', N1);
+        assert.equal(rowidOf('c'), freed);
+        const found = async (q: string): Promise<string[]> =>
+          (await store.objects.search('acme', { words: [q], limit: 5 })).map((hit) => hit.object.id);
+        assert.deepEqual(await found('bravo'), []);
+        assert.deepEqual(await found('lost'), []);
+        assert.deepEqual(await found('charlie'), ['c']);
+        assert.deepEqual(await found('alpha'), ['a']);
+        assert.deepEqual(await found('delta'), []);
+        assert.deepEqual(await found('dora'), ['d']);
+        assert.deepEqual(await found('echo'), []);
+        await assertIndexesInSync(store, path, ['acme']);
+      }, { textForNewBehind }),
+    );
+  }
 
   void it('a failed batch leaves the indexes as they were', () =>
     withFile(async (store, path) => {

@@ -32,7 +32,7 @@ import { compileFilter } from './filter-sql.js';
 import { objectFromRow, objectFromTuple, type ObjectRow, type ObjectStateRow, type ObjectTuple } from './rows.js';
 import { searchMatch, sameSearchText } from './search-index.js';
 import { putBody, putItem } from './search-file.js';
-import type { SearchIndexer } from './search-indexer.js';
+import { MAX_BACKLOG_ROWIDS, type SearchIndexer } from './search-indexer.js';
 import { LocationIndex, type LocationMove } from './location-index.js';
 import { RecentObjects, type RecentObject } from './recent-objects.js';
 import { queryBoxes } from './query-boxes.js';
@@ -153,6 +153,12 @@ export interface ObjectStoreOptions {
   onIndexerError?: (err: Error) => void;
   /** Past fixes an object row holds before they move to `history` (default PAST_BUFFER_FIXES; tests lower it). */
   pastBuffer?: number;
+  /**
+   * How far behind (object rowids) the full-text indexer must be for a write to send it
+   * the text of new objects rather than their rowids (default TEXT_FOR_NEW_BEHIND; tests
+   * set 0 or Infinity to take one way).
+   */
+  textForNewBehind?: number;
 }
 
 export class SqliteObjectStore implements ObjectStore {
@@ -232,6 +238,7 @@ export class SqliteObjectStore implements ObjectStore {
     // Key (orow, time): a second fix with an equal time replaces the first.
     const insertFix = db.prepare<FixRow>(`INSERT OR REPLACE INTO history (${FIX_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     const bufferFixes = Math.max(1, Math.floor(options.pastBuffer ?? PAST_BUFFER_FIXES));
+    const textForNewBehind = options.textForNewBehind ?? TEXT_FOR_NEW_BEHIND;
     // The delete trigger queues the removal of the full-text entry.
     const deleteRow = db.prepare<[number]>('DELETE FROM objects WHERE rowid = ?');
     const deleteHistory = db.prepare<[number]>('DELETE FROM history WHERE orow = ?');
@@ -270,10 +277,13 @@ export class SqliteObjectStore implements ObjectStore {
       const changes: ObjectChange[] = [];
       // Objects whose full-text entry the indexer (re)writes (search-file.ts putItem), and
       // the rowids of the new ones, which it reads from their rows (a range: rowids of
-      // one transaction's inserts follow each other).
+      // one transaction's inserts follow each other). When the indexer is far behind, this
+      // write is about to wait for it anyway: it then builds the new objects' text itself,
+      // which spares the indexer reading their rows.
       const toIndex: string[] = [];
       let firstNew = 0;
       let lastNew = -1;
+      const textForNew = this.indexer.behind >= textForNewBehind;
       for (const folded of batch) {
         const row = oldRows.get(folded.id);
         const old = row === undefined ? null : (oldObjects.get(folded.id) ?? objectFromRow(row));
@@ -333,7 +343,8 @@ export class SqliteObjectStore implements ObjectStore {
         if (row === undefined || old === null) {
           rowid = Number(insert.run(realm, folded.id, ...values, dataJson, nextPast).lastInsertRowid);
           if (location !== null) moves.push([rowid, location.longitude, location.latitude]);
-          if (lastNew < firstNew) firstNew = lastNew = rowid;
+          if (textForNew) toIndex.push(putItem(rowid, key, folded.id, next.label, dataJson));
+          else if (lastNew < firstNew) firstNew = lastNew = rowid;
           else if (rowid === lastNew + 1) lastNew = rowid;
           else toIndex.push(putItem(rowid, key, folded.id, next.label, dataJson));
         } else {
@@ -696,6 +707,14 @@ export class SqliteObjectStore implements ObjectStore {
 }
 
 export type ListPlan = 'index' | 'spatial' | 'ordered';
+
+/**
+ * The indexer backlog (object rowids) from which writes send it the text of new objects.
+ * A long import is bound by the indexer (FTS5 writes): once it is this far behind, the
+ * writer has time to spare and the indexer none. A quarter of MAX_BACKLOG_ROWIDS, where
+ * writes start to wait.
+ */
+const TEXT_FOR_NEW_BEHIND = MAX_BACKLOG_ROWIDS / 4;
 
 /** A write waiting for its group commit. */
 interface QueuedUpsert {

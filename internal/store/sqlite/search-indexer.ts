@@ -89,6 +89,11 @@ export class SearchIndexer {
     this.worker?.postMessage('wake');
   }
 
+  /** Object rowids this process queued that the worker has not applied yet. */
+  get behind(): number {
+    return this.backlogRowids;
+  }
+
   /** Resolves once the backlog is small enough for another write. */
   room(): Promise<void> {
     if (this.backlogRowids <= MAX_BACKLOG_ROWIDS) return Promise.resolve();
