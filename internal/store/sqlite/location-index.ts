@@ -134,9 +134,12 @@ export class LocationIndex {
     return grid;
   }
 
-  /** Applies a committed write's moves; a realm whose grid is not held is left to build later. */
+  /**
+   * Applies a committed write's moves; a realm whose grid is not held is left to build
+   * later. The writer has looked at `PRAGMA data_version` before its transaction (noteVersion):
+   * a commit by another connection since is seen by the next look, or by the next query.
+   */
   apply(realm: string, moves: readonly LocationMove[]): void {
-    this.sync();
     let grid = this.grids.get(realm);
     if (grid === undefined && this.pass !== null) {
       grid = this.pass.building.get(realm);
@@ -170,7 +173,11 @@ export class LocationIndex {
 
   /** Drops every grid when another connection has committed to the file since the last look. */
   private sync(): void {
-    const version = this.selectVersion.get() ?? 0;
+    this.noteVersion(this.selectVersion.get() ?? 0);
+  }
+
+  /** As sync, with `PRAGMA data_version` as the caller just read it (one read for the writer's state). */
+  noteVersion(version: number): void {
     if (version !== this.version) {
       this.version = version;
       this.grids.clear();

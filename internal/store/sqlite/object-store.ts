@@ -401,7 +401,7 @@ export class SqliteObjectStore implements ObjectStore {
         if (queued !== null) this.indexer.queued(queued[0], queued[1]);
         return changes;
       },
-      begin: () => this.syncRecent(),
+      begin: () => this.syncHeld(),
       ended: () => this.staged.clear(),
       translate: translateSqliteError,
       weight: (write) => write.patches.length,
@@ -573,6 +573,7 @@ export class SqliteObjectStore implements ObjectStore {
   delete(realm: string, id: string, now: string): Promise<ObjectChange | null> {
     this.flushWrites();
     return settle(() => {
+      this.syncHeld();
       const deleted = this.deleteTx(realm, id, now);
       if (deleted === null) return null;
       this.locations.apply(realm, [[deleted.rowid, null, null]]);
@@ -589,9 +590,13 @@ export class SqliteObjectStore implements ObjectStore {
     this.recent.forget(realm);
   }
 
-  /** Drops the recent objects and realm keys when another connection has committed to the file. */
-  private syncRecent(): void {
+  /**
+   * Before a write: drops the recent objects and realm keys, and the spatial index's grids,
+   * when another connection has committed to the file (one read of `PRAGMA data_version`).
+   */
+  private syncHeld(): void {
     const version = this.selectVersion.get() ?? 0;
+    this.locations.noteVersion(version);
     if (version === this.version) return;
     this.version = version;
     this.recent.clear();
