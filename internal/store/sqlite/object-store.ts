@@ -29,7 +29,7 @@ import { compileShape, type PointTest } from '../../geo/contains.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import type { HistoryQuery, ObjectListQuery, ObjectStore, Page, SearchHit, SearchQuery } from '../port.js';
 import { compileFilter } from './filter-sql.js';
-import { objectFromRow, objectFromTuple, type ObjectRow, type ObjectStateRow, type ObjectTuple } from './rows.js';
+import { objectFromRow, objectFromTuple, type HeldRow, type ObjectRow, type ObjectStateRow, type ObjectTuple } from './rows.js';
 import { searchMatch, sameSearchText } from './search-index.js';
 import { putBody, putItem } from './search-file.js';
 import { MAX_BACKLOG_ROWIDS, type SearchIndexer } from './search-indexer.js';
@@ -255,7 +255,7 @@ export class SqliteObjectStore implements ObjectStore {
       const batch = foldPatches(patches);
       // The old state: recently updated objects from memory (as an earlier write of this
       // group left them, else as committed), the others' rows.
-      const oldRows = new Map<string, ObjectStateRow>();
+      const oldRows = new Map<string, HeldRow>();
       const oldObjects = new Map<string, TrackedObject>();
       const unread: string[] = [];
       for (const folded of batch) {
@@ -266,11 +266,15 @@ export class SqliteObjectStore implements ObjectStore {
           oldObjects.set(folded.id, recent.obj);
         }
       }
+      const read = (row: ObjectStateRow): void => {
+        oldRows.set(row.id, row);
+        oldObjects.set(row.id, objectFromRow(row));
+      };
       if (unread.length === 1) {
         const row = this.selectOne.get(realm, unread[0] as string);
-        if (row !== undefined) oldRows.set(row.id, row);
+        if (row !== undefined) read(row);
       } else if (unread.length > 1) {
-        for (const row of selectMany.all(realm, JSON.stringify(unread))) oldRows.set(row.id, row);
+        for (const row of selectMany.all(realm, JSON.stringify(unread))) read(row);
       }
       const written: [string, RecentObject][] = [];
 
@@ -286,7 +290,7 @@ export class SqliteObjectStore implements ObjectStore {
       const textForNew = this.indexer.behind >= textForNewBehind;
       for (const folded of batch) {
         const row = oldRows.get(folded.id);
-        const old = row === undefined ? null : (oldObjects.get(folded.id) ?? objectFromRow(row));
+        const old = row === undefined ? null : (oldObjects.get(folded.id) ?? null);
         const next = applyPatch(old, folded, now);
 
         // History holds past fixes only (schema.ts version 6): the current location is the
@@ -312,7 +316,6 @@ export class SqliteObjectStore implements ObjectStore {
           (past ??= []).push(storedFix(fix));
         }
         if (location === null) locationJson = null;
-        else if (row !== undefined && location === previous) locationJson = row.location;
         else locationJson ??= JSON.stringify(location);
         const heldPast = row === undefined ? null : row.past;
         let toHistory: StoredFix[] | null = null;
@@ -365,11 +368,10 @@ export class SqliteObjectStore implements ObjectStore {
         // collector tens of thousands of objects to carry (about 6% of the time of such a
         // batch). A new object's second write reads its row, and the ones after it do not.
         if (row !== undefined) {
-          const state: ObjectStateRow = {
+          const state: HeldRow = {
             rowid,
             id: folded.id,
             label: next.label,
-            location: locationJson,
             seen: next.seen,
             data: dataJson,
             past: nextPast,

@@ -26,6 +26,17 @@ export interface ObjectStateRow extends ObjectRow {
 }
 
 /**
+ * What the write path needs of an object's row besides the object itself, and what
+ * RecentObjects holds: not the location's text. A write whose location is unchanged
+ * formats it again; holding it made every held entry about 130 bytes larger, and held
+ * entries are what the young-generation collections copy under a steady location load.
+ * Measured (server at 10,000 updates/s for 5 s, `--trace-gc`, six alternating pairs of
+ * runs): promoted per scavenge 0.42–0.81 MB instead of 0.98–1.12, scavenge pause mean
+ * 3.08–3.75 ms instead of 3.54–4.94.
+ */
+export type HeldRow = Omit<ObjectStateRow, 'location'>;
+
+/**
  * An object row read as an array (better-sqlite3's raw mode: no object with named
  * properties is built per row, about 1.4 µs less per row of a 1,000-object page); the
  * columns of ObjectRow in this order (a query may add more after them).
