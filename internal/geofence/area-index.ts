@@ -58,6 +58,8 @@ export class AreaIndex {
   containing(lon: number, lat: number): string[] {
     const candidates = this.tree.search({ minX: lon, minY: lat, maxX: lon, maxY: lat });
     if (candidates.length === 0) return [];
+    const [only] = candidates;
+    if (candidates.length === 1 && only !== undefined) return only.test(lon, lat) ? [only.id] : [];
     const ids = new Set<string>();
     for (const entry of candidates) {
       if (!ids.has(entry.id) && entry.test(lon, lat)) ids.add(entry.id);
