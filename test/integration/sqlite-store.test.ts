@@ -848,6 +848,32 @@ void describe('sqlite query engine', () => {
       await assertIndexesInSync(store, path, ['acme']);
     }));
 
+  void it('a group of writes meeting a database locked by another process fails at once, not once per write', () =>
+    withFile(async (store, path) => {
+      await store.objects.upsertMany('acme', [{ id: 'a', label: 'A' }], N0);
+      const other = new Database(path);
+      other.pragma('busy_timeout = 0');
+      other.exec('BEGIN IMMEDIATE');
+      try {
+        const started = performance.now();
+        const outcomes = await Promise.allSettled(
+          ['b', 'c', 'd', 'e'].map((id) => store.objects.upsertMany('acme', [{ id, label: id }], N1)),
+        );
+        const elapsed = performance.now() - started;
+        assert.deepEqual(outcomes.map((o) => o.status), ['rejected', 'rejected', 'rejected', 'rejected']);
+        for (const outcome of outcomes) if (outcome.status === 'rejected') assert.equal((outcome.reason as LocusError).code, 'unavailable');
+        // The group waited for the lock (busy_timeout, 5 s) and gave up once; retried one by
+        // one, its four writes would have waited 25 s in all.
+        assert.ok(elapsed < 15_000, `${Math.round(elapsed)} ms`);
+      } finally {
+        other.exec('ROLLBACK');
+        other.close();
+      }
+      assert.equal(await store.objects.get('acme', 'b'), null);
+      await store.objects.upsertMany('acme', [{ id: 'b', label: 'B' }], N1);
+      assert.equal((await store.objects.get('acme', 'b'))?.label, 'B');
+    }));
+
   for (const [way, textForNewBehind] of [
     ['from their rows', Number.POSITIVE_INFINITY],
     ['from the text the write sends (the indexer being behind)', 0],

@@ -12,13 +12,16 @@
  * are rare (the callers validate first), so this costs nothing in the common case; a
  * savepoint per write would instead copy every page it changes to a statement journal
  * (which spills to a temporary file past 64 KiB: 60% more bytes written per update,
- * measured with batches of 1,000).
+ * measured with batches of 1,000). An error that is not one write's own (`retryAlone`
+ * false: a busy or full database, an I/O error) fails the whole group at once: retried
+ * one by one, a database locked by another process would keep the event loop waiting
+ * for the busy timeout once per write.
  *
  * Writes run in the order they were asked for, and an operation that must follow them
  * (a delete, a realm delete, closing the store) runs flush() first. A group stops growing
  * past `maxWeight` (patches), so that one turn's writes do not make one huge transaction.
  */
-import type { Database } from 'better-sqlite3';
+import type { Database, Transaction } from 'better-sqlite3';
 
 export interface GroupCommitOptions<I, W, R> {
   /** One write, inside the group's transaction (a throw rolls the group back). */
@@ -31,6 +34,8 @@ export interface GroupCommitOptions<I, W, R> {
   ended: () => void;
   /** The error a caller sees. */
   translate: (err: unknown) => unknown;
+  /** Whether an error may be one write's own, so that the group's writes are run again alone. */
+  retryAlone: (err: unknown) => boolean;
   /** How much of a group an input is; a group takes no more inputs once it reaches maxWeight. */
   weight: (input: I) => number;
   maxWeight: number;
@@ -45,7 +50,8 @@ interface Member<I, R> {
 export class GroupCommit<I, W, R> {
   private queue: Member<I, R>[] = [];
   private scheduled = false;
-  private readonly groupTx: (members: readonly Member<I, R>[]) => W[];
+  /** BEGIN IMMEDIATE: the write lock first (waiting the busy timeout for it), then the writes' reads. */
+  private readonly groupTx: Transaction<(members: readonly Member<I, R>[]) => W[]>;
 
   constructor(
     db: Database,
@@ -92,14 +98,17 @@ export class GroupCommit<I, W, R> {
     let works: W[];
     try {
       this.options.begin();
-      works = this.groupTx(members);
+      works = this.groupTx.immediate(members);
     } catch (err) {
       // Rolled back: nothing of the group is kept.
       this.options.ended();
-      const [only] = members;
-      if (members.length === 1 && only !== undefined) only.reject(this.options.translate(err));
-      // Each write again, alone: only those that fail on their own fail.
-      else for (const member of members) this.run([member]);
+      if (members.length > 1 && this.options.retryAlone(err)) {
+        // Each write again, alone: only those that fail on their own fail.
+        for (const member of members) this.run([member]);
+        return;
+      }
+      const error = this.options.translate(err);
+      for (const member of members) member.reject(error);
       return;
     }
     members.forEach((member, index) => {

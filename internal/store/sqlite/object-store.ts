@@ -52,7 +52,7 @@ import {
   withinBounds,
   withinLimits,
 } from './history-rows.js';
-import { settle, translateSqliteError } from './sqlite-errors.js';
+import { isWriteSpecific, settle, translateSqliteError } from './sqlite-errors.js';
 import { GroupCommit } from './group-commit.js';
 
 const MAX_PAGE = 10_000;
@@ -406,6 +406,7 @@ export class SqliteObjectStore implements ObjectStore {
       begin: () => this.syncHeld(),
       ended: () => this.staged.clear(),
       translate: translateSqliteError,
+      retryAlone: isWriteSpecific,
       weight: (write) => write.patches.length,
       maxWeight: GROUP_PATCHES,
     });

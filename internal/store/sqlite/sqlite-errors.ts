@@ -15,6 +15,15 @@ export function isUniqueViolation(err: unknown): boolean {
   return err instanceof Database.SqliteError && UNIQUE_CODES.has(err.code);
 }
 
+/**
+ * True for an error one write may cause on its own: a JavaScript error, or a constraint
+ * violation (its data). SQLite's other errors (a busy, locked or full database, an I/O
+ * error) are the database's: every write would meet them.
+ */
+export function isWriteSpecific(err: unknown): boolean {
+  return !(err instanceof Database.SqliteError) || err.code.startsWith('SQLITE_CONSTRAINT');
+}
+
 export function translateSqliteError(err: unknown): LocusError {
   if (err instanceof LocusError) return err;
   if (err instanceof Database.SqliteError && BUSY_CODES.has(err.code)) {
