@@ -20,7 +20,7 @@
  *   about limit / share rows, and nothing is sorted.
  * The count of hits, capped, picks the plan (see spatialCandidateCap).
  */
-import type { Database, Statement } from 'better-sqlite3';
+import type { Database, Statement, Transaction } from 'better-sqlite3';
 import { invalid } from '../../errors.js';
 import { compareCodePoints } from '../../domain/filter.js';
 import { applyPatch, foldPatches } from '../../domain/object.js';
@@ -179,14 +179,14 @@ export class SqliteObjectStore implements ObjectStore {
    * connection commits to the file.
    */
   private readonly keys = new Map<string, number>();
-  private readonly deleteTx: (realm: string, id: string, now: string) => { change: ObjectChange; rowid: number; queued: number } | null;
+  private readonly deleteTx: Transaction<(realm: string, id: string, now: string) => { change: ObjectChange; rowid: number; queued: number } | null>;
   /** The spatial index (in memory, per realm), kept current after each committed write. */
   readonly locations: LocationIndex;
   /** Recently updated objects, so that their next write reads no row. */
   readonly recent = new RecentObjects();
   private readonly selectVersion: Statement<[], number>;
   private version: number;
-  private readonly pruneChunkTx: (realm: string, after: string, before: string) => { last: string | null; deleted: number };
+  private readonly pruneChunkTx: Transaction<(realm: string, after: string, before: string) => { last: string | null; deleted: number }>;
   private readonly listTx: (realm: string, query: ObjectListQuery) => Page<TrackedObject>;
   private readonly selectHistoryOwner: Statement<[string, string], HistoryOwner>;
   private readonly historyTx: (realm: string, id: string, query: HistoryQuery) => Page<Location>;
@@ -577,7 +577,8 @@ export class SqliteObjectStore implements ObjectStore {
     this.flushWrites();
     return settle(() => {
       this.syncHeld();
-      const deleted = this.deleteTx(realm, id, now);
+      // IMMEDIATE: the write lock before the reads (see group-commit.ts).
+      const deleted = this.deleteTx.immediate(realm, id, now);
       if (deleted === null) return null;
       this.locations.apply(realm, [[deleted.rowid, null, null]]);
       this.recent.delete(realm, id);
@@ -700,7 +701,7 @@ export class SqliteObjectStore implements ObjectStore {
       const from: string = after;
       this.flushWrites();
       const chunk = await settle(() => {
-        const pruned = this.pruneChunkTx(realm, from, before);
+        const pruned = this.pruneChunkTx.immediate(realm, from, before);
         // The rows changed under the recent objects (past fixes moved, current fixes pruned).
         this.recent.forget(realm);
         return pruned;

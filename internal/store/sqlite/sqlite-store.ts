@@ -2,13 +2,15 @@
  * The SQLite adapter of the store port (embedded mode), on better-sqlite3.
  *
  * One database file holds every realm. Statements are prepared once per store; every
- * multi-statement operation runs in one transaction. Merge rules are the domain's
+ * multi-statement operation runs in one transaction. Write transactions begin IMMEDIATE:
+ * they read before they write, and SQLite fails a read transaction that then needs the
+ * write lock another process (the admin CLI) holds at once, without the busy timeout. Merge rules are the domain's
  * (foldPatches, applyPatch, applyAreaPatch): the adapter reads the old state, applies
  * them and writes the result. better-sqlite3 is synchronous, so each operation runs to
  * completion before its promise settles, and transactions never interleave.
  */
 import Database from 'better-sqlite3';
-import type { Statement } from 'better-sqlite3';
+import type { Statement, Transaction } from 'better-sqlite3';
 import { LocusError, notFound } from '../../errors.js';
 import { applyAreaPatch } from '../../domain/area.js';
 import type { Area, AreaChange, AreaCreate, AreaPatch, Realm, RealmSettings, TokenRecord } from '../../domain/types.js';
@@ -31,8 +33,8 @@ class SqliteRealmStore implements RealmStore {
   private readonly selectAll: Statement<[], RealmRow>;
   private readonly insert: Statement<[string, string, string]>;
   private readonly updateSettings: Statement<[string, string]>;
-  private readonly putTx: (id: string, settings: RealmSettings, now: string) => { realm: Realm; created: boolean };
-  private readonly deleteTx: (id: string) => { existed: boolean; queued: [number, number] | null };
+  private readonly putTx: Transaction<(id: string, settings: RealmSettings, now: string) => { realm: Realm; created: boolean }>;
+  private readonly deleteTx: Transaction<(id: string) => { existed: boolean; queued: [number, number] | null }>;
 
   /** `deleting` runs before a realm delete (writes queued for it go first), `deleted` after it has committed. */
   constructor(
@@ -72,7 +74,7 @@ class SqliteRealmStore implements RealmStore {
   }
 
   put(id: string, settings: RealmSettings, now: string): Promise<{ realm: Realm; created: boolean }> {
-    return settle(() => this.putTx(id, settings, now));
+    return settle(() => this.putTx.immediate(id, settings, now));
   }
 
   get(id: string): Promise<Realm | null> {
@@ -89,7 +91,7 @@ class SqliteRealmStore implements RealmStore {
   delete(id: string): Promise<boolean> {
     return settle(() => {
       this.deleting();
-      const { existed, queued } = this.deleteTx(id);
+      const { existed, queued } = this.deleteTx.immediate(id);
       if (queued !== null) this.indexer.queued(queued[0], queued[1]);
       this.deleted(id);
       return existed;
@@ -179,8 +181,8 @@ class SqliteAreaStore implements AreaStore {
   private readonly selectOne: Statement<[string, string], AreaRow>;
   private readonly selectPage: Statement<[string, string, number], AreaRow>;
   private readonly insert: Statement<[string, string, string | null, string, string]>;
-  private readonly updateTx: (realm: string, id: string, patch: AreaPatch) => AreaChange;
-  private readonly deleteTx: (realm: string, id: string) => AreaChange | null;
+  private readonly updateTx: Transaction<(realm: string, id: string, patch: AreaPatch) => AreaChange>;
+  private readonly deleteTx: Transaction<(realm: string, id: string) => AreaChange | null>;
 
   constructor(db: Db) {
     const columns = 'id, label, shape, data';
@@ -228,7 +230,7 @@ class SqliteAreaStore implements AreaStore {
   }
 
   update(realm: string, id: string, patch: AreaPatch): Promise<AreaChange> {
-    return settle(() => this.updateTx(realm, id, patch));
+    return settle(() => this.updateTx.immediate(realm, id, patch));
   }
 
   get(realm: string, id: string): Promise<Area | null> {
@@ -246,7 +248,7 @@ class SqliteAreaStore implements AreaStore {
   }
 
   delete(realm: string, id: string): Promise<AreaChange | null> {
-    return settle(() => this.deleteTx(realm, id));
+    return settle(() => this.deleteTx.immediate(realm, id));
   }
 }
 
