@@ -255,20 +255,15 @@ export class SqliteObjectStore implements ObjectStore {
       const batch = foldPatches(patches);
       // The old state: recently updated objects from memory (as an earlier write of this
       // group left them, else as committed), the others' rows.
-      const oldRows = new Map<string, HeldRow>();
-      const oldObjects = new Map<string, TrackedObject>();
+      const olds = new Map<string, RecentObject>();
       const unread: string[] = [];
       for (const folded of batch) {
         const recent = this.staged.get(realm, folded.id) ?? this.recent.get(realm, folded.id);
         if (recent === undefined) unread.push(folded.id);
-        else {
-          oldRows.set(folded.id, recent.row);
-          oldObjects.set(folded.id, recent.obj);
-        }
+        else olds.set(folded.id, recent);
       }
       const read = (row: ObjectStateRow): void => {
-        oldRows.set(row.id, row);
-        oldObjects.set(row.id, objectFromRow(row));
+        olds.set(row.id, { row, obj: objectFromRow(row) });
       };
       if (unread.length === 1) {
         const row = this.selectOne.get(realm, unread[0] as string);
@@ -289,8 +284,9 @@ export class SqliteObjectStore implements ObjectStore {
       let lastNew = -1;
       const textForNew = this.indexer.behind >= textForNewBehind;
       for (const folded of batch) {
-        const row = oldRows.get(folded.id);
-        const old = row === undefined ? null : (oldObjects.get(folded.id) ?? null);
+        const held = olds.get(folded.id);
+        const row = held?.row;
+        const old = held?.obj ?? null;
         const next = applyPatch(old, folded, now);
 
         // History holds past fixes only (schema.ts version 6): the current location is the
@@ -344,6 +340,7 @@ export class SqliteObjectStore implements ObjectStore {
         let rowid: number;
         let pruned = 0;
         if (row === undefined || old === null) {
+          // A new object.
           rowid = Number(insert.run(realm, folded.id, ...values, dataJson, nextPast).lastInsertRowid);
           if (location !== null) moves.push([rowid, location.longitude, location.latitude]);
           if (textForNew) toIndex.push(putItem(rowid, key, folded.id, next.label, dataJson));
