@@ -11,8 +11,9 @@
  *   The indexer (re)writes their entries from that.
  * - `rows`: new objects, as the range `[first, last]` of their rowids (one transaction's
  *   inserts take rowids that follow each other), while the indexer is not far behind
- *   (past that, writes send new objects as `put`: object-store.ts TEXT_FOR_NEW_BEHIND). The indexer reads the rows of the range
- *   in its snapshot, the same one it reads the queue in: rows written or deleted by later
+ *   (past that, writes send new objects as `put`: object-store.ts TEXT_FOR_NEW_BEHIND).
+ *   The indexer reads the rows of the range in its snapshot, the same one it reads the
+ *   queue in: rows written or deleted by later
  *   entries of that snapshot are then already as those entries leave them, which applying
  *   them repeats (a rowid reused by a later insert is read as the new object, deleted and
  *   written again), and a row gone is skipped. The writer builds no text for a new object:

@@ -4,7 +4,8 @@
  * One database file holds every realm. Statements are prepared once per store; every
  * multi-statement operation runs in one transaction. Write transactions begin IMMEDIATE:
  * they read before they write, and SQLite fails a read transaction that then needs the
- * write lock another process (the admin CLI) holds at once, without the busy timeout. Merge rules are the domain's
+ * write lock another process (the admin CLI) holds at once, without the busy timeout.
+ * Merge rules are the domain's
  * (foldPatches, applyPatch, applyAreaPatch): the adapter reads the old state, applies
  * them and writes the result. better-sqlite3 is synchronous, so each operation runs to
  * completion before its promise settles, and transactions never interleave.
