@@ -186,7 +186,7 @@ void describe('sqlite store', () => {
     withFile(async (store, path) => {
       await store.ping();
       assert.equal(inspect(path, (db) => db.pragma('journal_mode', { simple: true })), 'wal');
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 8);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 9);
       // A connection configured as the store's cuts its WAL back to 128 MiB when rewound.
       const raw = new Database(path);
       configure(raw);
@@ -228,7 +228,7 @@ void describe('sqlite store', () => {
     const again = openSqliteStore(path);
     await again.ping();
     await again.close();
-    assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 8);
+    assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 9);
   });
 
   void it('refuses a database written by a newer schema version', () => {
@@ -515,16 +515,34 @@ void describe('sqlite query engine', () => {
     insert.run('acme', 'bike', null, null, null, null, null, null, '{}');
     insert.run('acme', 'tricky', null, null, null, null, null, null, trickyJson);
     insert.run('other', 'truck', 'Tractor', 13.4, 52.5, JSON.stringify(at(13.4, 52.5)), T0, N0, '{}');
-    raw.prepare('INSERT INTO history (realm, object_id, time, location) VALUES (?, ?, ?, ?)').run('acme', 'truck', T0, JSON.stringify(at(13.4, 52.5)));
+    // Current locations with every optional number (one a -0, stored as 0 by its text) and
+    // with some of them: they read back as the text that was stored.
+    const fullText = '{"longitude":-0.5,"latitude":0,"altitude":34.5,"speed":0,"heading":359.99,"accuracy":5,"altitudeAccuracy":1e-7,"time":"0001-02-03T04:05:06.007Z"}';
+    const someText = '{"longitude":179.999999,"latitude":-89.5,"speed":12.25,"accuracy":3,"time":"2024-05-01T10:00:00.000Z"}';
+    insert.run('other', 'full', null, -0.5, -0, fullText, '0001-02-03T04:05:06.007Z', N0, '{}');
+    insert.run('other', 'some', null, 179.999999, -89.5, someText, '2024-05-01T10:00:00.000Z', N0, '{}');
+    const pastFix = raw.prepare('INSERT INTO history (realm, object_id, time, location) VALUES (?, ?, ?, ?)');
+    pastFix.run('acme', 'truck', T0, JSON.stringify(at(13.4, 52.5)));
+    pastFix.run('other', 'full', '0001-02-03T04:05:06.007Z', fullText);
     raw.close();
 
     const store = openSqliteStore(path);
     try {
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 8);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 9);
       assert.deepEqual(
         inspect(path, (db) => db.prepare<[], string>('SELECT DISTINCT typeof(data) FROM objects').pluck().all()),
         ['blob'],
       );
+      // The current location moved out of its JSON text (version 9).
+      assert.deepEqual(
+        inspect(path, (db) => db.prepare<[], string>("SELECT name FROM pragma_table_info('objects') WHERE name IN ('location', 'loc_extra')").pluck().all()),
+        ['loc_extra'],
+      );
+      assert.equal(JSON.stringify((await store.objects.get('other', 'full'))?.location), fullText);
+      assert.equal(JSON.stringify((await store.objects.get('other', 'some'))?.location), someText);
+      assert.equal(JSON.stringify((await store.objects.get('other', 'truck'))?.location), JSON.stringify(at(13.4, 52.5)));
+      assert.equal((await store.objects.get('acme', 'bike'))?.location, null);
+      assert.equal(JSON.stringify((await store.objects.history('other', 'full', { limit: 10, order: 'asc' })).items), `[${fullText}]`);
       // The data reads back as the text it was: the same values, keys in the same order.
       const migrated = await store.objects.get('acme', 'tricky');
       assert.deepEqual(migrated?.data, JSON.parse(trickyJson));
@@ -582,7 +600,7 @@ void describe('sqlite query engine', () => {
 
     const store = openSqliteStore(path);
     try {
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 8);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 9);
       assert.deepEqual(
         historyRows(path).map((row) => [row.realm, row.object_id, row.location]),
         [

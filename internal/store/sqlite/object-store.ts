@@ -29,7 +29,8 @@ import { compileShape, type PointTest } from '../../geo/contains.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import type { HistoryQuery, ObjectListQuery, ObjectStore, Page, SearchHit, SearchQuery } from '../port.js';
 import { compileFilter } from './filter-sql.js';
-import { objectFromRow, objectFromTuple, type HeldRow, type ObjectRow, type ObjectStateRow, type ObjectTuple } from './rows.js';
+import { completeLocation, locationExtra } from './current-fix.js';
+import { OBJECT_TUPLE_COLUMNS, objectFromRow, objectFromTuple, type HeldRow, type ObjectRow, type ObjectStateRow, type ObjectTuple } from './rows.js';
 import { searchMatch, sameSearchText } from './search-index.js';
 import { putBody, putItem } from './search-file.js';
 import { MAX_BACKLOG_ROWIDS, type SearchIndexer } from './search-indexer.js';
@@ -73,13 +74,13 @@ export function spatialCandidateCap(limit: number): number {
 const STATEMENT_CACHE_SIZE = 256;
 
 /** `objects.data` is JSONB (schema.ts version 5); json() gives back the JSON text written. */
-const OBJECT_COLUMNS = 'o.rowid AS rowid, o.id AS id, o.label AS label, o.location AS location, o.seen AS seen, json(o.data) AS data';
+const OBJECT_COLUMNS = 'o.rowid, o.id, o.label, o.lon, o.lat, o.loc_extra, o.loc_time, o.seen, json(o.data)';
 
 /** The columns a list reads: whole objects, or (with a projection) what the projection needs. */
 function listColumns(fields: string[] | null | undefined): string {
   if (fields === undefined) return OBJECT_COLUMNS;
-  const base = 'o.rowid AS rowid, o.id AS id, o.label AS label, NULL AS location, o.seen AS seen';
-  return fields === null || fields.length === 0 ? `${base}, '{}' AS data` : `${base}, json(o.data) AS data`;
+  const base = 'o.rowid, o.id, o.label, NULL, NULL, NULL, NULL, o.seen';
+  return fields === null || fields.length === 0 ? `${base}, '{}'` : `${base}, json(o.data)`;
 }
 
 /** Converts a list row; with a projection, data keeps only the named fields. */
@@ -104,7 +105,7 @@ type ObjectValues = [
   label: string | null,
   lon: number | null,
   lat: number | null,
-  location: string | null,
+  locExtra: Uint8Array | null,
   locTime: string | null,
   seen: string | null,
 ];
@@ -208,10 +209,10 @@ export class SqliteObjectStore implements ObjectStore {
       typeof lon === 'number' && typeof lat === 'number' && this.inside(lon, lat) ? 1 : 0,
     );
     // The write path also reads the past fixes the row holds and its loc_pruned.
-    const columns = 'rowid, id, label, location, seen, json(data) AS data, past, loc_pruned';
+    const columns = 'rowid, id, label, lon, lat, loc_extra, loc_time, seen, json(data) AS data, past, loc_pruned';
     this.selectOne = db.prepare(`SELECT ${columns} FROM objects WHERE realm = ? AND id = ?`);
     // A read of the object alone (GET): not its held past fixes.
-    this.selectObject = db.prepare('SELECT rowid, id, label, location, seen, json(data) AS data FROM objects WHERE realm = ? AND id = ?');
+    this.selectObject = db.prepare('SELECT rowid, id, label, lon, lat, loc_extra, loc_time, seen, json(data) AS data FROM objects WHERE realm = ? AND id = ?');
     // The old rows of a whole batch in one statement (an index probe per id).
     const selectMany = db.prepare<[string, string], ObjectStateRow>(
       `SELECT ${columns} FROM objects WHERE realm = ? AND id IN (SELECT value FROM json_each(?))`,
@@ -221,19 +222,19 @@ export class SqliteObjectStore implements ObjectStore {
     const ensureKey = db.prepare<[string]>('INSERT OR IGNORE INTO realm_keys (realm) VALUES (?)');
     // Data is written as JSONB, converted from the JSON text built here.
     const insert = db.prepare<[string, string, ...ObjectValues, string, Uint8Array | null]>(
-      'INSERT INTO objects (realm, id, label, lon, lat, location, loc_time, seen, data, past) VALUES (?, ?, ?, ?, ?, ?, ?, ?, jsonb(?), ?)',
+      'INSERT INTO objects (realm, id, label, lon, lat, loc_extra, loc_time, seen, data, past) VALUES (?, ?, ?, ?, ?, ?, ?, ?, jsonb(?), ?)',
     );
     // Updated in place (never INSERT OR REPLACE): the rowid, which the spatial and the
     // full-text index key on, stays the same for the object's whole life. Data NULL
     // keeps the stored JSONB (a location update converts nothing).
     // loc_pruned * ?: 0 when the location changes (a new current fix), else kept.
     const update = db.prepare<[...ObjectValues, string | null, Uint8Array | null, number, number]>(
-      'UPDATE objects SET label = ?, lon = ?, lat = ?, location = ?, loc_time = ?, seen = ?, data = coalesce(jsonb(?), data), past = ?, loc_pruned = loc_pruned * ? WHERE rowid = ?',
+      'UPDATE objects SET label = ?, lon = ?, lat = ?, loc_extra = ?, loc_time = ?, seen = ?, data = coalesce(jsonb(?), data), past = ?, loc_pruned = loc_pruned * ? WHERE rowid = ?',
     );
     // A tracker's usual write: a new current location, label and data as they were (about
     // 0.4 µs less than the general statement: fewer values bound, data not touched).
-    const moveRow = db.prepare<[number, number, string, string, string | null, Uint8Array | null, number]>(
-      'UPDATE objects SET lon = ?, lat = ?, location = ?, loc_time = ?, seen = ?, past = ?, loc_pruned = 0 WHERE rowid = ?',
+    const moveRow = db.prepare<[number, number, Uint8Array | null, string, string | null, Uint8Array | null, number]>(
+      'UPDATE objects SET lon = ?, lat = ?, loc_extra = ?, loc_time = ?, seen = ?, past = ?, loc_pruned = 0 WHERE rowid = ?',
     );
     // Key (orow, time): a second fix with an equal time replaces the first.
     const insertFix = db.prepare<FixRow>(`INSERT OR REPLACE INTO history (${FIX_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
@@ -302,17 +303,10 @@ export class SqliteObjectStore implements ObjectStore {
         if (row !== undefined && previous !== null && location !== previous && previous.time !== currentTime && row.loc_pruned === 0) {
           past = [storedFix(previous)];
         }
-        let locationJson: string | null = null;
         for (const fix of folded.fixes) {
-          if (fix === location) {
-            locationJson = JSON.stringify(fix);
-            continue;
-          }
-          if (fix.time === currentTime) continue;
+          if (fix === location || fix.time === currentTime) continue;
           (past ??= []).push(storedFix(fix));
         }
-        if (location === null) locationJson = null;
-        else locationJson ??= JSON.stringify(location);
         const heldPast = row === undefined ? null : row.past;
         let toHistory: StoredFix[] | null = null;
         let nextPast = heldPast;
@@ -329,11 +323,12 @@ export class SqliteObjectStore implements ObjectStore {
         const sameData = row !== undefined && old !== null && next.data === old.data;
         const dataJson = sameData ? row.data : JSON.stringify(next.data);
 
+        // locationExtra's value is valid until its next call: bound below, before any.
         const values: ObjectValues = [
           next.label,
           location === null ? null : location.longitude,
           location === null ? null : location.latitude,
-          locationJson,
+          location === null ? null : locationExtra(location),
           location === null ? null : location.time,
           next.seen,
         ];
@@ -351,7 +346,7 @@ export class SqliteObjectStore implements ObjectStore {
           rowid = row.rowid;
           if (location === previous) pruned = row.loc_pruned;
           if (sameData && location !== null && location !== previous && next.label === old.label) {
-            moveRow.run(location.longitude, location.latitude, locationJson as string, location.time, next.seen, nextPast, rowid);
+            moveRow.run(location.longitude, location.latitude, values[3], location.time, next.seen, nextPast, rowid);
           } else {
             update.run(...values, sameData ? null : dataJson, nextPast, location === previous ? 1 : 0, rowid);
           }
@@ -448,7 +443,7 @@ export class SqliteObjectStore implements ObjectStore {
       const deleted = pruneCurrent.run(realm, after, end, before).changes + prunePast.run(realm, after, end, fixTime(before)).changes;
       return { last: end, deleted };
     });
-    this.selectHistoryOwner = db.prepare('SELECT rowid, location, loc_time, loc_pruned, past FROM objects WHERE realm = ? AND id = ?');
+    this.selectHistoryOwner = db.prepare('SELECT rowid, lon, lat, loc_extra, loc_time, loc_pruned, past FROM objects WHERE realm = ? AND id = ?');
     this.historyTx = db.transaction((realm: string, id: string, query: HistoryQuery) => this.historyNow(realm, id, query));
   }
 
@@ -633,7 +628,7 @@ export class SqliteObjectStore implements ObjectStore {
       // Reported as higher-is-better; + 0 turns a -0 into 0.
       const convert = projector(query.fields);
       // The rank is the column after the object's.
-      return rows.map((row) => ({ object: convert(row), score: -(row[6] as number) + 0 }));
+      return rows.map((row) => ({ object: convert(row), score: -(row[OBJECT_TUPLE_COLUMNS] as number) + 0 }));
     });
   }
 
@@ -683,10 +678,10 @@ export class SqliteObjectStore implements ObjectStore {
     }
     const fixes = merged.map(fixFromRow);
     const current = owner.loc_time;
-    if (current !== null && owner.location !== null && owner.loc_pruned === 0 && withinBounds(current, bounds)) {
+    if (current !== null && owner.lon !== null && owner.lat !== null && owner.loc_pruned === 0 && withinBounds(current, bounds)) {
       let at = fixes.length;
       while (at > 0 && (asc ? (fixes[at - 1] as Location).time > current : (fixes[at - 1] as Location).time < current)) at--;
-      fixes.splice(at, 0, JSON.parse(owner.location) as Location);
+      fixes.splice(at, 0, completeLocation({ longitude: owner.lon + 0, latitude: owner.lat + 0 }, owner.loc_extra, current));
     }
     return toPage(fixes, query.limit, (fix) => fix, (fix) => fix.time);
   }
@@ -758,7 +753,9 @@ export const PRUNE_PAST_SQL = 'DELETE FROM history WHERE orow IN (SELECT rowid F
 /** What a history read needs of the object's row. */
 interface HistoryOwner {
   rowid: number;
-  location: string | null;
+  lon: number | null;
+  lat: number | null;
+  loc_extra: Buffer | null;
   loc_time: string | null;
   loc_pruned: number;
   past: Uint8Array | null;

@@ -3,13 +3,18 @@
  * are parsed with JSON.parse, which makes every key (`__proto__` included) an ordinary
  * own property.
  */
-import type { Area, Data, Location, Realm, RealmSettings, Scope, Shape, TokenRecord, TrackedObject } from '../../domain/types.js';
+import type { Area, Data, Realm, RealmSettings, Scope, Shape, TokenRecord, TrackedObject } from '../../domain/types.js';
+import { completeLocation } from './current-fix.js';
 
 export interface ObjectRow {
   rowid: number;
   id: string;
   label: string | null;
-  location: string | null;
+  /** The current location (current-fix.ts): all four NULL when the object has none. */
+  lon: number | null;
+  lat: number | null;
+  loc_extra: Buffer | null;
+  loc_time: string | null;
   seen: string | null;
   /** JSON text: the column holds JSONB (schema.ts version 5), read as `json(data)`. */
   data: string;
@@ -27,21 +32,35 @@ export interface ObjectStateRow extends ObjectRow {
 
 /**
  * What the write path needs of an object's row besides the object itself, and what
- * RecentObjects holds: not the location's text. A write whose location is unchanged
- * formats it again; holding it made every held entry about 130 bytes larger, and held
- * entries are what the young-generation collections copy under a steady location load.
- * Measured (server at 10,000 updates/s for 5 s, `--trace-gc`, six alternating pairs of
- * runs): promoted per scavenge 0.42–0.81 MB instead of 0.98–1.12, scavenge pause mean
- * 3.08–3.75 ms instead of 3.54–4.94.
+ * RecentObjects holds: not the location's columns, which the object holds. (Holding the
+ * location's JSON text of earlier versions made every held entry about 130 bytes larger,
+ * and held entries are what the young-generation collections copy under a steady location
+ * load. Measured: server at 10,000 updates/s for 5 s, `--trace-gc`, six alternating pairs
+ * of runs: promoted per scavenge 0.42–0.81 MB instead of 0.98–1.12, scavenge pause mean
+ * 3.08–3.75 ms instead of 3.54–4.94.)
  */
-export type HeldRow = Omit<ObjectStateRow, 'location'>;
+export type HeldRow = Omit<ObjectStateRow, 'lon' | 'lat' | 'loc_extra' | 'loc_time'>;
 
 /**
  * An object row read as an array (better-sqlite3's raw mode: no object with named
  * properties is built per row, about 1.4 µs less per row of a 1,000-object page); the
  * columns of ObjectRow in this order (a query may add more after them).
  */
-export type ObjectTuple = [rowid: number, id: string, label: string | null, location: string | null, seen: string | null, data: string, ...more: unknown[]];
+export type ObjectTuple = [
+  rowid: number,
+  id: string,
+  label: string | null,
+  lon: number | null,
+  lat: number | null,
+  locExtra: Buffer | null,
+  locTime: string | null,
+  seen: string | null,
+  data: string,
+  ...more: unknown[],
+];
+
+/** The number of columns of an ObjectTuple before any a query adds. */
+export const OBJECT_TUPLE_COLUMNS = 9;
 
 export interface AreaRow {
   id: string;
@@ -65,7 +84,7 @@ export interface TokenRow {
 }
 
 /**
- * An object from its row as read (location and data JSON text): for the write path and
+ * An object from its row as read (data as JSON text): for the write path and
  * single reads.
  *
  * objectFromTuple builds the same object from a literal of its own, on purpose: V8 learns
@@ -82,7 +101,10 @@ export function objectFromRow(row: ObjectRow): TrackedObject {
   return {
     id: row.id,
     label: row.label,
-    location: row.location === null ? null : (JSON.parse(row.location) as Location),
+    location:
+      row.loc_time === null || row.lon === null || row.lat === null
+        ? null
+        : completeLocation({ longitude: row.lon + 0, latitude: row.lat + 0 }, row.loc_extra, row.loc_time),
     data: JSON.parse(row.data) as Data,
     seen: row.seen,
   };
@@ -90,13 +112,15 @@ export function objectFromRow(row: ObjectRow): TrackedObject {
 
 /** An object from a row read as an array: for lists and searches (see objectFromRow). */
 export function objectFromTuple(row: ObjectTuple): TrackedObject {
-  const location = row[3];
+  const lon = row[3];
+  const lat = row[4];
+  const time = row[6];
   return {
     id: row[1],
     label: row[2],
-    location: location === null ? null : (JSON.parse(location) as Location),
-    data: JSON.parse(row[5]) as Data,
-    seen: row[4],
+    location: time === null || lon === null || lat === null ? null : completeLocation({ longitude: lon + 0, latitude: lat + 0 }, row[5], time),
+    data: JSON.parse(row[8]) as Data,
+    seen: row[7],
   };
 }
 
