@@ -37,6 +37,14 @@ const stores: { name: string; store: Store }[] = [
 const historyStores: { name: string; store: Store }[] = [
   { name: `${PAST_BUFFER_FIXES} held`, store: (stores[0] as { store: Store }).store },
   ...[1, 2, 3].map((held) => ({ name: `${held} held`, store: openSqliteStore(':memory:', { pastBuffer: held }) })),
+  // Small chunks of `history` (history-chunks.ts): the times below are 1 ms, 1 s and 1 h apart.
+  ...[
+    { held: 1, span: 1000, fixes: 2 },
+    { held: 2, span: 0, fixes: 3 },
+  ].map(({ held, span, fixes }) => ({
+    name: `${held} held, chunks of ${fixes} within ${span} ms`,
+    store: openSqliteStore(':memory:', { pastBuffer: held, chunks: { span, fixes } }),
+  })),
 ];
 after(async () => {
   for (const { store } of [...stores, ...historyStores.slice(1)]) await store.close();

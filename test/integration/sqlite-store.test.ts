@@ -11,8 +11,9 @@ import type { Data, ObjectPatch, Shape } from '../../internal/domain/types.js';
 import { storeContract } from '../../internal/store/contract.js';
 import { decodeCursor, encodeCursor } from '../../internal/store/cursor.js';
 import { openSqliteStore, type SqliteStore } from '../../internal/store/sqlite/sqlite-store.js';
-import { decodePast, historySql } from '../../internal/store/sqlite/history-rows.js';
-import { PRUNE_PAST_SQL, type ObjectStoreOptions } from '../../internal/store/sqlite/object-store.js';
+import { decodePast, type StoredFix } from '../../internal/store/sqlite/history-rows.js';
+import { chunkPageSql, PRUNE_CHUNKS_SQL } from '../../internal/store/sqlite/history-chunks.js';
+import { type ObjectStoreOptions } from '../../internal/store/sqlite/object-store.js';
 
 const N0 = '2024-05-01T12:00:00.000Z';
 const N1 = '2024-05-01T12:00:01.000Z';
@@ -70,35 +71,47 @@ interface RawFix {
  * (`past`, version 8), which replace a row of an equal time. Sorted by realm, id, time.
  */
 function rawFixes(path: string): RawFix[] {
+  // + 0: JSON text, as the fixes were read before version 10, does not keep a -0 either.
+  const plus = (value: number | null): number | null => (value === null ? null : value + 0);
+  const raw = (realm: string | null, id: string | null, orow: number, fix: StoredFix): RawFix => {
+    const [time, lon, lat, altitude, speed, heading, accuracy, altitudeAccuracy] = fix;
+    return {
+      realm,
+      object_id: id,
+      orow,
+      time,
+      lon: lon + 0,
+      lat: lat + 0,
+      altitude: plus(altitude),
+      speed: plus(speed),
+      heading: plus(heading),
+      accuracy: plus(accuracy),
+      altitude_accuracy: plus(altitudeAccuracy),
+    };
+  };
   return inspect(path, (db) => {
     const fixes = new Map<string, RawFix>();
-    const stored = db
-      .prepare<[], RawFix>(
-        'SELECT o.realm AS realm, o.id AS object_id, h.orow AS orow, h.time AS time, h.lon AS lon, h.lat AS lat, h.altitude AS altitude, h.speed AS speed, ' +
-          'h.heading AS heading, h.accuracy AS accuracy, h.altitude_accuracy AS altitude_accuracy FROM history h LEFT JOIN objects o ON o.rowid = h.orow',
+    const chunks = db
+      .prepare<[], [number, number, number, number, Buffer, string | null, string | null]>(
+        'SELECT h.orow, h.last, h.first, h.n, h.fixes, o.realm, o.id FROM history h LEFT JOIN objects o ON o.rowid = h.orow ORDER BY h.orow, h.last',
       )
+      .raw(true)
       .all();
-    for (const fix of stored) fixes.set(`${fix.orow}@${fix.time}`, fix);
-    const rows = db.prepare<[], [number, string, string, Uint8Array]>('SELECT rowid, realm, id, past FROM objects WHERE past IS NOT NULL').raw(true).all();
-    for (const [orow, realm, id, past] of rows) {
-      for (const [time, lon, lat, altitude, speed, heading, accuracy, altitudeAccuracy] of decodePast(past)) {
-        // + 0: a REAL column does not keep a -0 either.
-        const plus = (value: number | null): number | null => (value === null ? null : value + 0);
-        fixes.set(`${orow}@${time}`, {
-          realm,
-          object_id: id,
-          orow,
-          time,
-          lon: lon + 0,
-          lat: lat + 0,
-          altitude: plus(altitude),
-          speed: plus(speed),
-          heading: plus(heading),
-          accuracy: plus(accuracy),
-          altitude_accuracy: plus(altitudeAccuracy),
-        });
+    for (const [orow, last, first, n, blob, realm, id] of chunks) {
+      const held = decodePast(blob);
+      // A chunk (schema version 10): its fixes in time order, its key and columns true.
+      assert.equal(held.length, n, 'a chunk counts its fixes');
+      assert.deepEqual([held[0]?.[0], held.at(-1)?.[0]], [first, last], 'a chunk knows its first and last times');
+      for (let i = 1; i < held.length; i++) assert.ok((held[i]?.[0] ?? 0) > (held[i - 1]?.[0] ?? 0), 'a chunk holds its fixes in time order');
+      for (const fix of held) {
+        const key = `${orow}@${fix[0]}`;
+        assert.ok(!fixes.has(key), 'one stored fix per object and time');
+        fixes.set(key, raw(realm, id, orow, fix));
       }
     }
+    // The fixes the object rows hold (version 8) replace stored ones of an equal time.
+    const rows = db.prepare<[], [number, string, string, Uint8Array]>('SELECT rowid, realm, id, past FROM objects WHERE past IS NOT NULL').raw(true).all();
+    for (const [orow, realm, id, past] of rows) for (const fix of decodePast(past)) fixes.set(`${orow}@${fix[0]}`, raw(realm, id, orow, fix));
     const text = (value: string | null): string => value ?? '';
     return [...fixes.values()].sort(
       (a, b) => compareCodePoints(text(a.realm), text(b.realm)) || compareCodePoints(text(a.object_id), text(b.object_id)) || a.time - b.time,
@@ -186,7 +199,7 @@ void describe('sqlite store', () => {
     withFile(async (store, path) => {
       await store.ping();
       assert.equal(inspect(path, (db) => db.pragma('journal_mode', { simple: true })), 'wal');
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 9);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 10);
       // A connection configured as the store's cuts its WAL back to 128 MiB when rewound.
       const raw = new Database(path);
       configure(raw);
@@ -228,7 +241,7 @@ void describe('sqlite store', () => {
     const again = openSqliteStore(path);
     await again.ping();
     await again.close();
-    assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 9);
+    assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 10);
   });
 
   void it('refuses a database written by a newer schema version', () => {
@@ -528,7 +541,7 @@ void describe('sqlite query engine', () => {
 
     const store = openSqliteStore(path);
     try {
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 9);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 10);
       assert.deepEqual(
         inspect(path, (db) => db.prepare<[], string>('SELECT DISTINCT typeof(data) FROM objects').pluck().all()),
         ['blob'],
@@ -600,7 +613,7 @@ void describe('sqlite query engine', () => {
 
     const store = openSqliteStore(path);
     try {
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 9);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 10);
       assert.deepEqual(
         historyRows(path).map((row) => [row.realm, row.object_id, row.location]),
         [
@@ -1010,14 +1023,12 @@ void describe('sqlite query engine', () => {
         ).slice(0, 2),
         ['SCAN search.object_fts VIRTUAL TABLE INDEX 0:M2', 'SEARCH o USING INTEGER PRIMARY KEY (rowid=?)'],
       );
-      // History pages (the store's own statement, historySql) and retention: the (orow, time) key.
-      assert.deepEqual(plan(historySql([['>', T0], ['<=', T2]], false), [1, Date.parse(T0), Date.parse(T2), 5]), [
-        'SEARCH history USING PRIMARY KEY (orow=? AND time>? AND time<?)',
-      ]);
-      assert.deepEqual(plan(historySql([], true), [1, 5]), ['SEARCH history USING PRIMARY KEY (orow=?)']);
+      // History pages (the store's own statement, chunkPageSql) and retention: the (orow, last) key.
+      assert.deepEqual(plan(chunkPageSql(false), [1, Date.parse(T0), Date.parse(T2)]), ['SEARCH history USING PRIMARY KEY (orow=? AND last>? AND last<?)']);
+      assert.deepEqual(plan(chunkPageSql(true), [1, Date.parse(T0), Date.parse(T2)]), ['SEARCH history USING PRIMARY KEY (orow=? AND last>? AND last<?)']);
       // Retention of a chunk of objects: a seek on the key per object of the chunk.
-      assert.deepEqual(plan(PRUNE_PAST_SQL, ['r', 'o1', 'o9', Date.parse(T2)]), [
-        'SEARCH history USING PRIMARY KEY (orow=? AND time<?)',
+      assert.deepEqual(plan(PRUNE_CHUNKS_SQL, ['r', 'o1', 'o9', Date.parse(T2)]), [
+        'SEARCH history USING PRIMARY KEY (orow=? AND last<?)',
         'LIST SUBQUERY 1',
         'SEARCH objects USING COVERING INDEX sqlite_autoindex_objects_1 (realm=? AND id>? AND id<?)',
       ]);

@@ -3,7 +3,20 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { parseLocation } from '../../internal/domain/location.js';
 import type { Location } from '../../internal/domain/types.js';
-import { appendPast, decodePast, fixFromRow, fixRow, fixTime, historySql, pastCount, storedFix, withinBounds, withinLimits, type HistoryBound } from '../../internal/store/sqlite/history-rows.js';
+import {
+  appendPast,
+  chunkFixes,
+  decodePast,
+  fixFromRow,
+  fixRow,
+  fixTime,
+  pastCount,
+  storedFix,
+  withinBounds,
+  withinLimits,
+  type HistoryBound,
+  type StoredFix,
+} from '../../internal/store/sqlite/history-rows.js';
 
 const NOW = '2024-05-01T12:00:00.000Z';
 const MIN = Date.parse('0000-01-01T00:00:00.000Z');
@@ -62,12 +75,37 @@ void describe('history rows (schema version 7)', () => {
     );
   });
 
-  void it('a page reads one object\'s rows in key order within its bounds', () => {
-    assert.equal(
-      historySql([['>=', NOW], ['<', NOW]], false),
-      'SELECT time, lon, lat, altitude, speed, heading, accuracy, altitude_accuracy FROM history WHERE orow = ? AND time >= ? AND time < ? ORDER BY time DESC LIMIT ?',
+  void it('past fixes become chunks (version 10): one per time, the last written, in time order, within the span and count', () => {
+    const fix = (time: number, lon = 0): StoredFix => [time, lon, 0, null, null, null, null, null];
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 40 }), fc.integer()), { maxLength: 30 }),
+        fc.integer({ min: 0, max: 12 }),
+        fc.integer({ min: 1, max: 5 }),
+        (written, span, max) => {
+          const fixes = written.map(([time, lon]) => fix(time, lon));
+          const chunks = chunkFixes(fixes, { span, fixes: max });
+          // Oracle: the last write of each time, in time order.
+          const last = new Map<number, StoredFix>();
+          for (const f of fixes) last.set(f[0], f);
+          assert.deepEqual(chunks.flat(), [...last.values()].sort((a, b) => a[0] - b[0]));
+          for (const chunk of chunks) {
+            assert.ok(chunk.length >= 1 && chunk.length <= max);
+            assert.ok((chunk.at(-1)?.[0] ?? 0) - (chunk[0]?.[0] ?? 0) <= span);
+          }
+          // Cut only where it must be: the next fix would break a limit.
+          for (let i = 1; i < chunks.length; i++) {
+            const before = chunks[i - 1] as StoredFix[];
+            const next = (chunks[i] as StoredFix[])[0] as StoredFix;
+            assert.ok(before.length === max || next[0] - (before[0] as StoredFix)[0] > span);
+          }
+        },
+      ),
+      { numRuns: 2000 },
     );
-    assert.equal(historySql([], true).endsWith('WHERE orow = ? ORDER BY time ASC LIMIT ?'), true);
+    // A tracker's fixes, in order: one chunk, the same fixes.
+    const inOrder = [fix(1), fix(2), fix(5)];
+    assert.deepEqual(chunkFixes(inOrder), [inOrder]);
   });
 
   void it('past fixes held in an object row (version 8) read back exactly, in write order, however they were appended', () => {

@@ -1,5 +1,8 @@
 /**
- * Past fixes as rows of `history` (schema.ts version 7): keyed by the object's rowid and
+ * Past fixes: as `history` held them from schema.ts version 7 to 9, as an object row holds
+ * them (version 8) and as `history` holds them since version 10 (chunks).
+ *
+ * Version 7: rows of `history` keyed by the object's rowid and
  * the fix's time in milliseconds since 1970 (UTC), with one REAL column per numeric key
  * of a location (NULL when the fix has none). About 35 bytes a row instead of about 130
  * with the realm, the id, the time and the location as text. A location update inserts
@@ -200,11 +203,49 @@ export function withinLimits(time: number, limits: readonly [HistoryBound[0], nu
 }
 
 /**
- * The statement of a history page's stored fixes: one object's rows in key order
- * (ascending or descending time) within the bounds, so that a page reads only its rows.
- * Parameters: the object's rowid, each bound's time (fixTime), the row limit.
+ * The longest time (ms) from the first to the last fix of a chunk of `history` (schema.ts
+ * version 10). Reads rely on it: a chunk that holds a time t ends at most this long after
+ * t. Never lower it without a migration that splits the chunks written before.
  */
-export function historySql(bounds: readonly HistoryBound[], asc: boolean): string {
-  const terms = ['orow = ?', ...bounds.map(([op]) => `time ${op} ?`)];
-  return `SELECT ${STORED_FIX_COLUMNS} FROM history WHERE ${terms.join(' AND ')} ORDER BY time ${asc ? 'ASC' : 'DESC'} LIMIT ?`;
+export const CHUNK_SPAN_MS = 3_600_000;
+
+/** The most fixes a chunk holds (a tracker's flush is PAST_BUFFER_FIXES of them). */
+export const CHUNK_FIXES = 64;
+
+/** How past fixes are cut into chunks (options for tests). */
+export interface ChunkLimits {
+  span: number;
+  fixes: number;
+}
+
+export const CHUNK_LIMITS: ChunkLimits = { span: CHUNK_SPAN_MS, fixes: CHUNK_FIXES };
+
+/**
+ * Past fixes, in write order, as the chunks `history` keeps: in time order, one fix per
+ * time (a later write of an equal time wins), cut where a chunk would span more than
+ * `limits.span` ms or hold more than `limits.fixes` fixes.
+ */
+export function chunkFixes(fixes: readonly StoredFix[], limits: ChunkLimits = CHUNK_LIMITS): StoredFix[][] {
+  let sorted: StoredFix[] = fixes as StoredFix[];
+  for (let i = 1; i < fixes.length; i++) {
+    if ((fixes[i] as StoredFix)[0] <= (fixes[i - 1] as StoredFix)[0]) {
+      // Out of order or repeated (rare): one per time, the last written, by time.
+      const byTime = new Map<number, StoredFix>();
+      for (const fix of fixes) byTime.set(fix[0], fix);
+      sorted = [...byTime.values()].sort((a, b) => a[0] - b[0]);
+      break;
+    }
+  }
+  const chunks: StoredFix[][] = [];
+  let chunk: StoredFix[] = [];
+  for (const fix of sorted) {
+    const start = chunk[0];
+    if (start !== undefined && (chunk.length >= limits.fixes || fix[0] - start[0] > limits.span)) {
+      chunks.push(chunk);
+      chunk = [];
+    }
+    chunk.push(fix);
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
 }

@@ -39,20 +39,20 @@ import { RecentObjects, type RecentObject } from './recent-objects.js';
 import { queryBoxes } from './query-boxes.js';
 import {
   appendPast,
+  CHUNK_LIMITS,
   decodePast,
-  FIX_COLUMNS,
   fixFromRow,
   fixTime,
-  historySql,
   PAST_BUFFER_FIXES,
   pastCount,
   storedFix,
-  type FixRow,
+  type ChunkLimits,
   type HistoryBound,
   type StoredFix,
   withinBounds,
   withinLimits,
 } from './history-rows.js';
+import { HistoryChunks } from './history-chunks.js';
 import { isWriteSpecific, settle, translateSqliteError } from './sqlite-errors.js';
 import { GroupCommit } from './group-commit.js';
 
@@ -154,6 +154,8 @@ export interface ObjectStoreOptions {
   onIndexerError?: (err: Error) => void;
   /** Past fixes an object row holds before they move to `history` (default PAST_BUFFER_FIXES; tests lower it). */
   pastBuffer?: number;
+  /** How `history` cuts past fixes into chunks (default CHUNK_LIMITS; tests lower them). */
+  chunks?: ChunkLimits;
   /**
    * How far behind (object rowids) the full-text indexer must be for a write to send it
    * the text of new objects rather than their rowids (default TEXT_FOR_NEW_BEHIND; tests
@@ -191,6 +193,8 @@ export class SqliteObjectStore implements ObjectStore {
   private readonly listTx: (realm: string, query: ObjectListQuery) => Page<TrackedObject>;
   private readonly selectHistoryOwner: Statement<[string, string], HistoryOwner>;
   private readonly historyTx: (realm: string, id: string, query: HistoryQuery) => Page<Location>;
+  /** Past fixes in `history`. */
+  private readonly chunks: HistoryChunks;
 
   /** The exact test of the shape query being answered (see listNow). */
   private inside: PointTest = outside;
@@ -236,8 +240,8 @@ export class SqliteObjectStore implements ObjectStore {
     const moveRow = db.prepare<[number, number, Uint8Array | null, string, string | null, Uint8Array | null, number]>(
       'UPDATE objects SET lon = ?, lat = ?, loc_extra = ?, loc_time = ?, seen = ?, past = ?, loc_pruned = 0 WHERE rowid = ?',
     );
-    // Key (orow, time): a second fix with an equal time replaces the first.
-    const insertFix = db.prepare<FixRow>(`INSERT OR REPLACE INTO history (${FIX_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    // A later fix of an equal time replaces the stored one (history-chunks.ts).
+    this.chunks = new HistoryChunks(db, options.chunks ?? CHUNK_LIMITS);
     const bufferFixes = Math.max(1, Math.floor(options.pastBuffer ?? PAST_BUFFER_FIXES));
     const textForNewBehind = options.textForNewBehind ?? TEXT_FOR_NEW_BEHIND;
     // The delete trigger queues the removal of the full-text entry.
@@ -353,8 +357,8 @@ export class SqliteObjectStore implements ObjectStore {
           if (location !== old.location) moves.push([rowid, location?.longitude ?? null, location?.latitude ?? null]);
           if (!sameSearchText(old, next)) toIndex.push(putItem(rowid, key, folded.id, next.label, dataJson));
         }
-        // In write order (INSERT OR REPLACE: a later fix of an equal time wins).
-        if (toHistory !== null) for (const fix of toHistory) insertFix.run(rowid, ...fix);
+        // In write order (a later fix of an equal time wins).
+        if (toHistory !== null) this.chunks.add(rowid, toHistory);
         // Updated objects are held for their next write; new ones are not: a bulk import
         // of new objects would only push the trackers' entries out and leave the garbage
         // collector tens of thousands of objects to carry (about 6% of the time of such a
@@ -418,15 +422,14 @@ export class SqliteObjectStore implements ObjectStore {
     // Retention walks the realm's objects in id order, a chunk per transaction. In each
     // chunk's id range, the past fixes the rows hold move to `history` first; then one
     // statement marks the current fixes before the cut pruned (they stay the objects'
-    // locations, history leaves them out), and one deletes the past fixes before the cut
-    // (a seek on the (orow, time) key per object of the chunk).
+    // locations, history leaves them out), and the past fixes before the cut go (a seek
+    // on the (orow, last) key per object of the chunk; history-chunks.ts).
     const chunkEnd = db.prepare<[string, string, number], string | null>(
       'SELECT max(id) FROM (SELECT id FROM objects WHERE realm = ? AND id > ? ORDER BY id LIMIT ?)',
     ).pluck();
     const pruneCurrent = db.prepare<[string, string, string, string]>(
       'UPDATE objects SET loc_pruned = 1 WHERE realm = ? AND id > ? AND id <= ? AND loc_time < ? AND loc_pruned = 0',
     );
-    const prunePast = db.prepare<[string, string, string, number]>(PRUNE_PAST_SQL);
     const heldPast = db
       .prepare<[string, string, string], [number, Uint8Array]>(
         'SELECT rowid, past FROM objects WHERE realm = ? AND id > ? AND id <= ? AND past IS NOT NULL',
@@ -437,10 +440,10 @@ export class SqliteObjectStore implements ObjectStore {
       const end = chunkEnd.get(realm, after, PRUNE_CHUNK_OBJECTS) ?? null;
       if (end === null) return { last: null, deleted: 0 };
       for (const [rowid, past] of heldPast.all(realm, after, end)) {
-        for (const fix of decodePast(past)) insertFix.run(rowid, ...fix);
+        this.chunks.add(rowid, decodePast(past));
         clearPast.run(rowid);
       }
-      const deleted = pruneCurrent.run(realm, after, end, before).changes + prunePast.run(realm, after, end, fixTime(before)).changes;
+      const deleted = pruneCurrent.run(realm, after, end, before).changes + this.chunks.prune(realm, after, end, fixTime(before));
       return { last: end, deleted };
     });
     this.selectHistoryOwner = db.prepare('SELECT rowid, lon, lat, loc_extra, loc_time, loc_pruned, past FROM objects WHERE realm = ? AND id = ?');
@@ -661,21 +664,9 @@ export class SqliteObjectStore implements ObjectStore {
     // The past fixes the row holds, within the bounds (a later one of an equal time wins).
     const held = new Map<number, StoredFix>();
     for (const fix of decodePast(owner.past)) if (withinLimits(fix[0], limits)) held.set(fix[0], fix);
-    // The stored past fixes, read in key order up to the page's end (and as many more as
-    // held fixes may replace), merged with the held ones by time; then the current
-    // location unless pruned (schema.ts version 6), in its place by time.
-    const rows = this.statement<StoredFix>(historySql(bounds, asc), true).all(
-      owner.rowid,
-      ...limits.map(([, time]) => time),
-      query.limit + 1 + held.size,
-    );
-    let merged = rows;
-    if (held.size > 0) {
-      merged = rows.filter((row) => !held.has(row[0]));
-      merged.push(...held.values());
-      merged.sort(asc ? (a, b) => a[0] - b[0] : (a, b) => b[0] - a[0]);
-      if (merged.length > query.limit + 1) merged.length = query.limit + 1;
-    }
+    // The stored past fixes merged with the held ones by time, up to the page's end; then
+    // the current location unless pruned (schema.ts version 6), in its place by time.
+    const merged = this.chunks.page(owner.rowid, limits, asc, query.limit + 1, held);
     const fixes = merged.map(fixFromRow);
     const current = owner.loc_time;
     if (current !== null && owner.lon !== null && owner.lat !== null && owner.loc_pruned === 0 && withinBounds(current, bounds)) {
@@ -747,8 +738,6 @@ const GROUP_PATCHES = 10_000;
 /** Objects whose history one retention transaction walks. */
 const PRUNE_CHUNK_OBJECTS = 500;
 
-/** Deletes the past fixes before a time (ms) of the objects in an id range of a realm. */
-export const PRUNE_PAST_SQL = 'DELETE FROM history WHERE orow IN (SELECT rowid FROM objects WHERE realm = ? AND id > ? AND id <= ?) AND time < ?';
 
 /** What a history read needs of the object's row. */
 interface HistoryOwner {

@@ -74,11 +74,17 @@
  * altitudeAccuracy) are in `loc_extra`, a few bytes (current-fix.ts). A location update
  * formats no JSON and a row is about a third smaller; the migration rewrites every row
  * once.
+ *
+ * Version 10 stores past fixes in chunks (history-chunks.ts): a row of `history` holds
+ * the fixes of one object over at most an hour (up to 64), keyed by the object's rowid
+ * and the chunk's last time, encoded as `objects.past` holds them. A flush of an object's
+ * held fixes is then one insert instead of one per fix. The migration cuts each object's
+ * rows into chunks.
  */
 import type { Database } from 'better-sqlite3';
 import type { Location } from '../../domain/types.js';
 import { locationExtra } from './current-fix.js';
-import { FIX_COLUMNS, fixRow } from './history-rows.js';
+import { appendPast, chunkFixes, FIX_COLUMNS, fixRow, STORED_FIX_COLUMNS, type StoredFix } from './history-rows.js';
 
 type Migration = string | ((db: Database) => void);
 
@@ -129,6 +135,48 @@ function compactLocation(db: Database): void {
     UPDATE objects SET loc_extra = locus_location_extra(location) WHERE location IS NOT NULL;
     ALTER TABLE objects DROP COLUMN location;
   `);
+}
+
+/** Objects whose past fixes the version 10 migration reads per statement. */
+const CHUNK_MIGRATION_OBJECTS = 256;
+
+/** Version 10: past fixes in chunks (history-chunks.ts), one row per object and short time. */
+function chunkHistory(db: Database): void {
+  db.exec(`
+    CREATE TABLE history_v10 (
+      orow  INTEGER NOT NULL,
+      last  INTEGER NOT NULL,
+      first INTEGER NOT NULL,
+      n     INTEGER NOT NULL,
+      fixes BLOB NOT NULL,
+      PRIMARY KEY (orow, last)
+    ) WITHOUT ROWID;
+  `);
+  const read = db
+    .prepare<[number, number], [number, ...StoredFix]>(`SELECT orow, ${STORED_FIX_COLUMNS} FROM history WHERE orow > ? AND orow <= ? ORDER BY orow, time`)
+    .raw(true);
+  const write = db.prepare<[number, number, number, number, Uint8Array]>('INSERT INTO history_v10 (orow, last, first, n, fixes) VALUES (?, ?, ?, ?, ?)');
+  const flush = (orow: number, fixes: StoredFix[]): void => {
+    // One fix per time already (the old key): in time order, cut by span and count.
+    for (const chunk of chunkFixes(fixes)) {
+      write.run(orow, (chunk[chunk.length - 1] as StoredFix)[0], (chunk[0] as StoredFix)[0], chunk.length, appendPast(null, chunk));
+    }
+  };
+  const last = db.prepare<[], number | null>('SELECT max(orow) FROM history').pluck().get() ?? 0;
+  for (let after = 0; after < last; after += CHUNK_MIGRATION_OBJECTS) {
+    let orow = -1;
+    let fixes: StoredFix[] = [];
+    for (const [row, ...fix] of read.all(after, after + CHUNK_MIGRATION_OBJECTS)) {
+      if (row !== orow && fixes.length > 0) {
+        flush(orow, fixes);
+        fixes = [];
+      }
+      orow = row;
+      fixes.push(fix);
+    }
+    if (fixes.length > 0) flush(orow, fixes);
+  }
+  db.exec('DROP TABLE history; ALTER TABLE history_v10 RENAME TO history;');
 }
 
 /** Migration n (0-based) brings the schema from version n to n + 1. */
@@ -232,6 +280,7 @@ const MIGRATIONS: readonly Migration[] = [
   // Version 8: the past fixes an object's row holds before they move to history.
   'ALTER TABLE objects ADD COLUMN past BLOB;',
   compactLocation,
+  chunkHistory,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
