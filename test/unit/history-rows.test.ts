@@ -7,9 +7,12 @@ import {
   appendPast,
   chunkFixes,
   decodePast,
+  encodePastInto,
+  extendPast,
   fixFromRow,
   fixRow,
   fixTime,
+  MAX_FIX_BYTES,
   pastCount,
   storedFix,
   withinBounds,
@@ -19,6 +22,7 @@ import {
 } from '../../internal/store/sqlite/history-rows.js';
 
 const NOW = '2024-05-01T12:00:00.000Z';
+const at0: Location = { longitude: 1, latitude: 2, altitude: 3, speed: 4, heading: 5, accuracy: 6, altitudeAccuracy: 7, time: NOW };
 const MIN = Date.parse('0000-01-01T00:00:00.000Z');
 const MAX = Date.parse('9999-12-31T23:59:59.999Z');
 
@@ -136,6 +140,46 @@ void describe('history rows (schema version 7)', () => {
     // Its own memory: a slice of Buffer's shared pool would keep the pool (8 KiB) alive while held.
     assert.equal(one.buffer.byteLength, 49);
     assert.equal(appendPast(one, [typical]).buffer.byteLength, 98);
+  });
+
+  void it('past values the write path holds grow in place: each reads back its fixes, and none changes once returned', () => {
+    const location = sentLocation.map((sent) => storedFix(parseLocation(sent, NOW, 'location')));
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(location, { maxLength: 4 }), { maxLength: 8 }),
+        fc.integer({ min: 0, max: 400 }),
+        fc.boolean(),
+        (appends, capacity, fromRead) => {
+          // A value as read from the file (not extendPast's) is copied, never written past.
+          const pool = Buffer.alloc(256, 0xab);
+          let past: Buffer | null = fromRead ? pool.subarray(0, encodePastInto(pool, [storedFix(at0)]).length) : null;
+          const expected: StoredFix[] = fromRead ? [storedFix(at0)] : [];
+          const values: [Buffer, Buffer][] = [];
+          for (const fixes of appends) {
+            past = extendPast(past, fixes, capacity);
+            expected.push(...fixes);
+            assert.deepEqual(decodePast(past), expected);
+            values.push([past, Buffer.from(past)]);
+          }
+          for (const [value, copy] of values) assert.ok(value.equals(copy), 'a returned value is unchanged');
+          if (fromRead) assert.ok(pool.subarray(MAX_FIX_BYTES).every((byte) => byte === 0xab), 'nothing written past a read value');
+          // Appending to a value again (its group failed and runs again) writes the same bytes.
+          const last = values.at(-2);
+          const again = appends.at(-1);
+          if (last !== undefined && again !== undefined) assert.ok(extendPast(last[0], again, capacity).equals(values.at(-1)?.[1] ?? Buffer.alloc(0)));
+        },
+      ),
+      { numRuns: 1000 },
+    );
+    // Room for eight typical fixes: one buffer for all of them.
+    const typical = storedFix({ longitude: 8.5, latitude: 47.3, speed: 12, time: NOW });
+    let held: Buffer | null = null;
+    const buffers = new Set<ArrayBufferLike>();
+    for (let i = 0; i < 8; i++) {
+      held = extendPast(held, [typical], 8 * MAX_FIX_BYTES);
+      buffers.add(held.buffer);
+    }
+    assert.equal(buffers.size, 1);
   });
 
   void it('bounds compare times as stored (ms) as they compare the normalised text', () => {

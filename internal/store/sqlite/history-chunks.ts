@@ -17,7 +17,7 @@
  * instead of 32–47.
  */
 import type { Database, Statement } from 'better-sqlite3';
-import { appendPast, CHUNK_LIMITS, chunkFixes, decodePast, withinLimits, type ChunkLimits, type HistoryBound, type StoredFix } from './history-rows.js';
+import { appendPast, CHUNK_FIXES, CHUNK_LIMITS, chunkFixes, decodePast, encodePastInto, MAX_FIX_BYTES, withinLimits, type ChunkLimits, type HistoryBound, type StoredFix } from './history-rows.js';
 
 /** The chunks of the objects of an id range of a realm (the parameters: realm, after, last id). */
 const RANGE_OBJECTS = 'orow IN (SELECT rowid FROM objects WHERE realm = ? AND id > ? AND id <= ?)';
@@ -47,11 +47,14 @@ export class HistoryChunks {
   private readonly pruneWhole: Statement<[string, string, string, number], [number]>;
   private readonly straddling: Statement<[string, string, string, number, number, number], [number, number, Buffer]>;
   private readonly rewrite: Statement<[number, number, Uint8Array, number, number]>;
+  /** Where a chunk is encoded to be bound (no buffer allocated per chunk). */
+  private readonly scratch: Buffer;
 
   constructor(
     db: Database,
     private readonly limits: ChunkLimits = CHUNK_LIMITS,
   ) {
+    this.scratch = Buffer.alloc(MAX_FIX_BYTES * Math.max(limits.fixes, CHUNK_FIXES));
     this.insert = db.prepare('INSERT INTO history (orow, last, first, n, fixes) VALUES (?, ?, ?, ?, ?)');
     this.lastOf = db.prepare<[number], number | null>('SELECT max(last) FROM history WHERE orow = ?').pluck();
     this.ending = db.prepare<[number, number, number], [number, Buffer]>('SELECT last, fixes FROM history WHERE orow = ? AND last >= ? AND last <= ?').raw(true);
@@ -95,8 +98,14 @@ export class HistoryChunks {
     for (const chunk of chunks) this.put(orow, chunk);
   }
 
+  /** A chunk's fixes as bound: a view of the scratch buffer. */
+  private encode(fixes: readonly StoredFix[]): Buffer {
+    // A chunk written under other limits may hold more.
+    return fixes.length * MAX_FIX_BYTES <= this.scratch.length ? encodePastInto(this.scratch, fixes) : appendPast(null, fixes);
+  }
+
   private put(orow: number, chunk: readonly StoredFix[]): void {
-    this.insert.run(orow, (chunk[chunk.length - 1] as StoredFix)[0], (chunk[0] as StoredFix)[0], chunk.length, appendPast(null, chunk));
+    this.insert.run(orow, (chunk[chunk.length - 1] as StoredFix)[0], (chunk[0] as StoredFix)[0], chunk.length, this.encode(chunk));
   }
 
   /**
@@ -152,7 +161,7 @@ export class HistoryChunks {
       const kept = fixes.filter((fix) => fix[0] >= cut);
       deleted += fixes.length - kept.length;
       // The chunk ends after the cut: it keeps at least its last fix, and its key.
-      this.rewrite.run((kept[0] as StoredFix)[0], kept.length, appendPast(null, kept), orow, last);
+      this.rewrite.run((kept[0] as StoredFix)[0], kept.length, this.encode(kept), orow, last);
     }
     return deleted;
   }

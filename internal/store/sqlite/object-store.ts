@@ -38,11 +38,12 @@ import { LocationIndex, type LocationMove } from './location-index.js';
 import { RecentObjects, type RecentObject } from './recent-objects.js';
 import { queryBoxes } from './query-boxes.js';
 import {
-  appendPast,
   CHUNK_LIMITS,
   decodePast,
+  extendPast,
   fixFromRow,
   fixTime,
+  MAX_FIX_BYTES,
   PAST_BUFFER_FIXES,
   pastCount,
   storedFix,
@@ -319,7 +320,7 @@ export class SqliteObjectStore implements ObjectStore {
             toHistory = heldPast === null ? past : [...decodePast(heldPast), ...past];
             nextPast = null;
           } else {
-            nextPast = appendPast(heldPast, past);
+            nextPast = extendPast(heldPast, past, bufferFixes * MAX_FIX_BYTES);
           }
         }
         // Unchanged data (mergeData returns the same object) keeps what is stored; its
