@@ -195,6 +195,30 @@ void describe('sqlite store', () => {
     }
   });
 
+  void it('after an import of new objects, a batch that holds existing ones writes them as updates (their rows read then)', () =>
+    withFile(async (store) => {
+      const at = (time: string, longitude = 1): { longitude: number; latitude: number; time: string } => ({ longitude, latitude: 2, time });
+      const ids = (prefix: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+      // An import: new objects only, so the next batches are guessed new.
+      await store.objects.upsertMany('acme', ids('a', 100).map((id, n): ObjectPatch => ({ id, label: 'A', location: at(T0), data: { n } })), N0);
+      // Half of this batch exists (and is not held in memory: new objects are not).
+      const batch: ObjectPatch[] = [
+        ...ids('a', 50).map((id): ObjectPatch => ({ id, location: at(T1, 3), data: { m: 1 } })),
+        ...ids('b', 50).map((id): ObjectPatch => ({ id, label: 'B', location: at(T1) })),
+      ];
+      for (const round of [1, 2]) {
+        const changes = await store.objects.upsertMany('acme', round === 1 ? batch : batch.map((p) => ({ ...p, location: at(T2, 4) })), N1);
+        const a7 = changes.find((c) => c.id === 'a7');
+        assert.deepEqual(a7?.old?.data, round === 1 ? { n: 7 } : { n: 7, m: 1 }, `round ${round}: the old state is the stored one`);
+        assert.deepEqual(changes.find((c) => c.id === 'b7')?.old?.label, round === 1 ? undefined : 'B');
+        assert.equal(changes.length, 100);
+      }
+      assert.deepEqual(await store.objects.get('acme', 'a7'), { id: 'a7', label: 'A', location: at(T2, 4), data: { n: 7, m: 1 }, seen: N1 });
+      assert.deepEqual((await store.objects.history('acme', 'a7', { limit: 10, order: 'asc' })).items, [at(T0), at(T1, 3), at(T2, 4)]);
+      assert.deepEqual((await store.objects.history('acme', 'b7', { limit: 10, order: 'asc' })).items, [at(T1), at(T2, 4)]);
+      assert.equal((await store.objects.list('acme', { limit: 1000 })).items.length, 150);
+    }));
+
   void it('runs in WAL mode with the schema version set', () =>
     withFile(async (store, path) => {
       await store.ping();

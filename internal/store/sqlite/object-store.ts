@@ -24,7 +24,7 @@ import type { Database, Statement, Transaction } from 'better-sqlite3';
 import { invalid } from '../../errors.js';
 import { compareCodePoints } from '../../domain/filter.js';
 import { applyPatch, foldPatches } from '../../domain/object.js';
-import type { BBox, Location, ObjectChange, ObjectPatch, TrackedObject } from '../../domain/types.js';
+import type { BBox, FoldedPatch, Location, ObjectChange, ObjectPatch, TrackedObject } from '../../domain/types.js';
 import { compileShape, type PointTest } from '../../geo/contains.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import type { HistoryQuery, ObjectListQuery, ObjectStore, Page, SearchHit, SearchQuery } from '../port.js';
@@ -183,6 +183,8 @@ export class SqliteObjectStore implements ObjectStore {
    * connection commits to the file.
    */
   private readonly keys = new Map<string, number>();
+  /** Realms whose last batch of at least GUESS_NEW_MIN unread objects held mostly new ones (guessNew in upsertNow). */
+  private readonly newObjects = new Map<string, boolean>();
   private readonly deleteTx: Transaction<(realm: string, id: string, now: string) => { change: ObjectChange; rowid: number; queued: number } | null>;
   /** The spatial index (in memory, per realm), kept current after each committed write. */
   readonly locations: LocationIndex;
@@ -227,7 +229,7 @@ export class SqliteObjectStore implements ObjectStore {
     const ensureKey = db.prepare<[string]>('INSERT OR IGNORE INTO realm_keys (realm) VALUES (?)');
     // Data is written as JSONB, converted from the JSON text built here.
     const insert = db.prepare<[string, string, ...ObjectValues, string, Uint8Array | null]>(
-      'INSERT INTO objects (realm, id, label, lon, lat, loc_extra, loc_time, seen, data, past) VALUES (?, ?, ?, ?, ?, ?, ?, ?, jsonb(?), ?)',
+      'INSERT INTO objects (realm, id, label, lon, lat, loc_extra, loc_time, seen, data, past) VALUES (?, ?, ?, ?, ?, ?, ?, ?, jsonb(?), ?) ON CONFLICT (realm, id) DO NOTHING',
     );
     // Updated in place (never INSERT OR REPLACE): the rowid, which the spatial and the
     // full-text index key on, stays the same for the object's whole life. Data NULL
@@ -271,12 +273,18 @@ export class SqliteObjectStore implements ObjectStore {
       const read = (row: ObjectStateRow): void => {
         olds.set(row.id, { row, obj: objectFromRow(row) });
       };
+      // A bulk import of new objects reads no rows: while the realm's last large batches
+      // were mostly new objects, each one is inserted as new (INSERT that does nothing on
+      // an existing id), and only one that exists is read (see insertedOrRead). The read of a
+      // batch's rows probed the id index once per object, as the insert does again.
+      const guessNew = unread.length > 1 && this.newObjects.get(realm) === true;
       if (unread.length === 1) {
         const row = this.selectOne.get(realm, unread[0] as string);
         if (row !== undefined) read(row);
-      } else if (unread.length > 1) {
+      } else if (unread.length > 1 && !guessNew) {
         for (const row of selectMany.all(realm, JSON.stringify(unread))) read(row);
       }
+      let inserted = 0;
       const written: [string, RecentObject][] = [];
 
       const changes: ObjectChange[] = [];
@@ -289,7 +297,7 @@ export class SqliteObjectStore implements ObjectStore {
       let firstNew = 0;
       let lastNew = -1;
       const textForNew = this.indexer.behind >= textForNewBehind;
-      for (const folded of batch) {
+      const writeOne = (folded: FoldedPatch): void => {
         const held = olds.get(folded.id);
         const row = held?.row;
         const old = held?.obj ?? null;
@@ -340,8 +348,17 @@ export class SqliteObjectStore implements ObjectStore {
         let rowid: number;
         let pruned = 0;
         if (row === undefined || old === null) {
-          // A new object.
-          rowid = Number(insert.run(realm, folded.id, ...values, dataJson, nextPast).lastInsertRowid);
+          // A new object, unless guessNew was wrong: then its row is read and it is written again.
+          const result = insert.run(realm, folded.id, ...values, dataJson, nextPast);
+          if (result.changes === 0) {
+            const existing = this.selectOne.get(realm, folded.id);
+            if (existing === undefined) throw new Error(`object ${folded.id} neither inserted nor found`);
+            read(existing);
+            writeOne(folded);
+            return;
+          }
+          inserted++;
+          rowid = Number(result.lastInsertRowid);
           if (location !== null) moves.push([rowid, location.longitude, location.latitude]);
           if (textForNew) toIndex.push(putItem(rowid, key, folded.id, next.label, dataJson));
           else if (lastNew < firstNew) firstNew = lastNew = rowid;
@@ -378,7 +395,9 @@ export class SqliteObjectStore implements ObjectStore {
         }
 
         changes.push({ realm, id: folded.id, old, new: next, history: folded.fixes, time: now });
-      }
+      };
+      for (const folded of batch) writeOne(folded);
+      if (unread.length >= GUESS_NEW_MIN) this.newObjects.set(realm, inserted >= unread.length * GUESS_NEW_SHARE);
       // The last entry queued and the objects of all of them (the indexer applies entries in order).
       let queued: [number, number] | null = null;
       if (lastNew >= firstNew) queued = [this.indexer.queue('rows', [firstNew, lastNew]), lastNew - firstNew + 1];
@@ -586,6 +605,7 @@ export class SqliteObjectStore implements ObjectStore {
   /** A realm was deleted: its in-memory state goes. */
   forgetRealm(realm: string): void {
     this.keys.delete(realm);
+    this.newObjects.delete(realm);
     this.locations.forget(realm);
     this.recent.forget(realm);
   }
@@ -735,6 +755,12 @@ interface UpsertWork {
  * update of 1,000) and make the first write's caller wait for all of them.
  */
 const GROUP_PATCHES = 10_000;
+
+/** A batch with this many objects not held in memory tells whether its realm is importing new objects. */
+const GUESS_NEW_MIN = 64;
+
+/** The share of new objects among them from which the next batches are guessed new. */
+const GUESS_NEW_SHARE = 0.9;
 
 /** Objects whose history one retention transaction walks. */
 const PRUNE_CHUNK_OBJECTS = 500;
