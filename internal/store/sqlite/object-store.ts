@@ -30,6 +30,7 @@ import { decodeCursor, encodeCursor } from '../cursor.js';
 import type { HistoryQuery, ObjectListQuery, ObjectStore, Page, SearchHit, SearchQuery } from '../port.js';
 import { compileFilter } from './filter-sql.js';
 import { completeLocation, locationExtra } from './current-fix.js';
+import { encodeData } from './data-jsonb.js';
 import { OBJECT_TUPLE_COLUMNS, objectFromRow, objectFromTuple, type HeldRow, type ObjectRow, type ObjectStateRow, type ObjectTuple } from './rows.js';
 import { searchMatch, sameSearchText } from './search-index.js';
 import { putBody, putItem } from './search-file.js';
@@ -227,16 +228,16 @@ export class SqliteObjectStore implements ObjectStore {
     this.selectKey = db.prepare('SELECT key FROM realm_keys WHERE realm = ?');
     // A realm's key prefixes its search words (search-index.ts); the indexer reads it.
     const ensureKey = db.prepare<[string]>('INSERT OR IGNORE INTO realm_keys (realm) VALUES (?)');
-    // Data is written as JSONB, converted from the JSON text built here.
-    const insert = db.prepare<[string, string, ...ObjectValues, string, Uint8Array | null]>(
-      'INSERT INTO objects (realm, id, label, lon, lat, loc_extra, loc_time, seen, data, past) VALUES (?, ?, ?, ?, ?, ?, ?, ?, jsonb(?), ?) ON CONFLICT (realm, id) DO NOTHING',
+    // Data is written as JSONB, encoded here (data-jsonb.ts encodeData).
+    const insert = db.prepare<[string, string, ...ObjectValues, Uint8Array, Uint8Array | null]>(
+      'INSERT INTO objects (realm, id, label, lon, lat, loc_extra, loc_time, seen, data, past) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (realm, id) DO NOTHING',
     );
     // Updated in place (never INSERT OR REPLACE): the rowid, which the spatial and the
     // full-text index key on, stays the same for the object's whole life. Data NULL
-    // keeps the stored JSONB (a location update converts nothing).
+    // keeps the stored JSONB (a location update encodes nothing).
     // loc_pruned * ?: 0 when the location changes (a new current fix), else kept.
-    const update = db.prepare<[...ObjectValues, string | null, Uint8Array | null, number, number]>(
-      'UPDATE objects SET label = ?, lon = ?, lat = ?, loc_extra = ?, loc_time = ?, seen = ?, data = coalesce(jsonb(?), data), past = ?, loc_pruned = loc_pruned * ? WHERE rowid = ?',
+    const update = db.prepare<[...ObjectValues, Uint8Array | null, Uint8Array | null, number, number]>(
+      'UPDATE objects SET label = ?, lon = ?, lat = ?, loc_extra = ?, loc_time = ?, seen = ?, data = coalesce(?, data), past = ?, loc_pruned = loc_pruned * ? WHERE rowid = ?',
     );
     // A tracker's usual write: a new current location, label and data as they were (about
     // 0.4 µs less than the general statement: fewer values bound, data not touched).
@@ -331,12 +332,15 @@ export class SqliteObjectStore implements ObjectStore {
             nextPast = extendPast(heldPast, past, bufferFixes * MAX_FIX_BYTES);
           }
         }
-        // Unchanged data (mergeData returns the same object) keeps what is stored; its
-        // text, as read, is only needed for the full-text queue.
+        // Unchanged data (mergeData returns the same object) keeps what is stored. Data is
+        // written as JSONB encoded here (data-jsonb.ts); its JSON text (as read, or made
+        // when first needed) only for the full-text queue.
         const sameData = row !== undefined && old !== null && next.data === old.data;
-        const dataJson = sameData ? row.data : JSON.stringify(next.data);
+        let dataText = sameData ? row.data : null;
+        const dataJson = (): string => (dataText ??= JSON.stringify(next.data));
 
-        // locationExtra's value is valid until its next call: bound below, before any.
+        // locationExtra's and encodeData's values are valid until their next calls: bound
+        // below, before any.
         const values: ObjectValues = [
           next.label,
           location === null ? null : location.longitude,
@@ -349,7 +353,7 @@ export class SqliteObjectStore implements ObjectStore {
         let pruned = 0;
         if (row === undefined || old === null) {
           // A new object, unless guessNew was wrong: then its row is read and it is written again.
-          const result = insert.run(realm, folded.id, ...values, dataJson, nextPast);
+          const result = insert.run(realm, folded.id, ...values, encodeData(next.data), nextPast);
           if (result.changes === 0) {
             const existing = this.selectOne.get(realm, folded.id);
             if (existing === undefined) throw new Error(`object ${folded.id} neither inserted nor found`);
@@ -360,20 +364,20 @@ export class SqliteObjectStore implements ObjectStore {
           inserted++;
           rowid = Number(result.lastInsertRowid);
           if (location !== null) moves.push([rowid, location.longitude, location.latitude]);
-          if (textForNew) toIndex.push(putItem(rowid, key, folded.id, next.label, dataJson));
+          if (textForNew) toIndex.push(putItem(rowid, key, folded.id, next.label, dataJson()));
           else if (lastNew < firstNew) firstNew = lastNew = rowid;
           else if (rowid === lastNew + 1) lastNew = rowid;
-          else toIndex.push(putItem(rowid, key, folded.id, next.label, dataJson));
+          else toIndex.push(putItem(rowid, key, folded.id, next.label, dataJson()));
         } else {
           rowid = row.rowid;
           if (location === previous) pruned = row.loc_pruned;
           if (sameData && location !== null && location !== previous && next.label === old.label) {
             moveRow.run(location.longitude, location.latitude, values[3], location.time, next.seen, nextPast, rowid);
           } else {
-            update.run(...values, sameData ? null : dataJson, nextPast, location === previous ? 1 : 0, rowid);
+            update.run(...values, sameData ? null : encodeData(next.data), nextPast, location === previous ? 1 : 0, rowid);
           }
           if (location !== old.location) moves.push([rowid, location?.longitude ?? null, location?.latitude ?? null]);
-          if (!sameSearchText(old, next)) toIndex.push(putItem(rowid, key, folded.id, next.label, dataJson));
+          if (!sameSearchText(old, next)) toIndex.push(putItem(rowid, key, folded.id, next.label, dataJson()));
         }
         // In write order (a later fix of an equal time wins).
         if (toHistory !== null) this.chunks.add(rowid, toHistory);
@@ -387,7 +391,7 @@ export class SqliteObjectStore implements ObjectStore {
             id: folded.id,
             label: next.label,
             seen: next.seen,
-            data: dataJson,
+            data: dataText,
             past: nextPast,
             loc_pruned: pruned,
           };
