@@ -76,7 +76,7 @@
  * once.
  *
  * Version 10 stores past fixes in chunks (history-chunks.ts): a row of `history` holds
- * the fixes of one object over at most an hour (up to 64), keyed by the object's rowid
+ * the fixes of one object over at most 15 minutes (up to 64), keyed by the object's rowid
  * and the chunk's last time, encoded as `objects.past` holds them. A flush of an object's
  * held fixes is then one insert instead of one per fix. The migration cuts each object's
  * rows into chunks.
