@@ -4,23 +4,9 @@ import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { parseLocation } from '../../internal/domain/location.js';
 import { completeLocation, locationExtra } from '../../internal/store/sqlite/current-fix.js';
+import { sentLocation } from '../support/location-arbitrary.js';
 
 const NOW = '2024-05-01T12:00:00.000Z';
-
-/** A location as a client may send it: the required keys and any of the optional ones. */
-const sentLocation = fc.record(
-  {
-    longitude: fc.double({ min: -180, max: 180, noNaN: true }),
-    latitude: fc.double({ min: -90, max: 90, noNaN: true }),
-    altitude: fc.double({ noNaN: true, noDefaultInfinity: true }),
-    speed: fc.double({ min: 0, noNaN: true, noDefaultInfinity: true }),
-    heading: fc.double({ min: 0, max: 360, noNaN: true }),
-    accuracy: fc.double({ min: 0, noNaN: true, noDefaultInfinity: true }),
-    altitudeAccuracy: fc.double({ min: 0, noNaN: true, noDefaultInfinity: true }),
-    time: fc.integer({ min: Date.parse('0000-01-01T00:00:00.000Z'), max: Date.parse('9999-12-31T23:59:59.999Z') }).map((ms) => new Date(ms).toISOString()),
-  },
-  { requiredKeys: ['longitude', 'latitude'] },
-);
 
 void describe('current location columns (schema version 9)', () => {
   void it('a location reads back through SQLite as its JSON text was: the same values, keys and order, -0 as 0', () => {

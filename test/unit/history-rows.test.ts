@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { parseLocation } from '../../internal/domain/location.js';
 import type { Location } from '../../internal/domain/types.js';
+import { MAX_TIME_MS, MIN_TIME_MS, sentLocation } from '../support/location-arbitrary.js';
 import {
   appendPast,
   chunkFixes,
@@ -23,23 +24,8 @@ import {
 
 const NOW = '2024-05-01T12:00:00.000Z';
 const at0: Location = { longitude: 1, latitude: 2, altitude: 3, speed: 4, heading: 5, accuracy: 6, altitudeAccuracy: 7, time: NOW };
-const MIN = Date.parse('0000-01-01T00:00:00.000Z');
-const MAX = Date.parse('9999-12-31T23:59:59.999Z');
-
-/** A location as a client may send it: the required keys, any of the optional ones, a time with an offset. */
-const sentLocation = fc.record(
-  {
-    longitude: fc.double({ min: -180, max: 180, noNaN: true }),
-    latitude: fc.double({ min: -90, max: 90, noNaN: true }),
-    altitude: fc.double({ noNaN: true, noDefaultInfinity: true }),
-    speed: fc.double({ min: 0, noNaN: true, noDefaultInfinity: true }),
-    heading: fc.double({ min: 0, max: 360, noNaN: true }),
-    accuracy: fc.double({ min: 0, noNaN: true, noDefaultInfinity: true }),
-    altitudeAccuracy: fc.double({ min: 0, noNaN: true, noDefaultInfinity: true }),
-    time: fc.integer({ min: MIN, max: MAX }).map((ms) => new Date(ms).toISOString()),
-  },
-  { requiredKeys: ['longitude', 'latitude'] },
-);
+const MIN = MIN_TIME_MS;
+const MAX = MAX_TIME_MS;
 
 void describe('history rows (schema version 7)', () => {
   void it('a fix reads back as parseLocation gave it: the same values, keys and order, -0 as 0', () => {
