@@ -438,6 +438,10 @@ export function queryContract(withStore: WithStore): void {
         await store.objects.upsertMany('kept', [{ id: 'k', label: 'Tractor', location: at(0, 0) }], N0);
         assert.equal(await store.realms.delete('s'), true);
         assert.deepEqual(await search(store, ['trac']), []);
+        // A write for the deleted realm (one that waited through the delete) is refused, and
+        // leaves nothing; the realm created again takes writes.
+        await assert.rejects(store.objects.upsertMany('s', [{ id: 'late', label: 'Tractor', location: at(0, 0) }], N1), (err: unknown) => err instanceof LocusError && err.code === 'not_found');
+        await store.realms.put('s', { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null }, N1);
         await store.objects.upsertMany('s', [{ id: 'new', label: 'Tractor', location: at(0, 0) }], N1);
         assert.deepEqual(await search(store, ['trac']), ['new']);
         assert.deepEqual(ids((await store.objects.list('s', { limit: 10, shape: { cx: 0, cy: 0, r: 10 } })).items), ['new']);

@@ -100,7 +100,9 @@ export interface ObjectStore {
    * Applies a batch of patches atomically (all or nothing), in array order; several
    * patches of one id are that object's history (see domain/object.ts foldPatches).
    * `now` is the server receive time. Returns one change per distinct id, in the
-   * order the ids first appear.
+   * order the ids first appear. The realm need not have been put (services check that);
+   * but once this store has deleted it, a write for it fails with `not_found` until it
+   * is put again, so that a write that waited through the delete leaves no rows behind.
    */
   upsertMany(realm: string, patches: ObjectPatch[], now: string): Promise<ObjectChange[]>;
   get(realm: string, id: string): Promise<TrackedObject | null>;

@@ -219,6 +219,23 @@ void describe('sqlite store', () => {
       assert.equal((await store.objects.list('acme', { limit: 1000 })).items.length, 150);
     }));
 
+  void it('refuses a write for a realm it deleted (one that waited through the delete) until the realm exists again', () =>
+    withFile(async (store, path) => {
+      const at = { longitude: 1, latitude: 2, time: T0 };
+      await store.realms.put('gone', SETTINGS, N0);
+      await store.objects.upsertMany('gone', [{ id: 'a', location: at }], N0);
+      assert.equal(await store.realms.delete('gone'), true);
+      await assert.rejects(store.objects.upsertMany('gone', [{ id: 'late', location: at }], N1), (err: unknown) => err instanceof LocusError && err.code === 'not_found');
+      const rows = (): number => inspect(path, (db) => db.prepare<[], number>("SELECT count(*) FROM objects WHERE realm = 'gone'").pluck().get() ?? 0);
+      const keys = (): number => inspect(path, (db) => db.prepare<[], number>("SELECT count(*) FROM realm_keys WHERE realm = 'gone'").pluck().get() ?? 0);
+      assert.equal(rows(), 0);
+      assert.equal(keys(), 0);
+      // Created again, it takes writes.
+      await store.realms.put('gone', SETTINGS, N1);
+      await store.objects.upsertMany('gone', [{ id: 'b', location: at }], N1);
+      assert.deepEqual((await store.objects.list('gone', { limit: 10 })).items.map((o) => o.id), ['b']);
+    }));
+
   void it('runs in WAL mode with the schema version set', () =>
     withFile(async (store, path) => {
       await store.ping();
@@ -769,6 +786,7 @@ void describe('sqlite query engine', () => {
       assert.deepEqual(await found('other'), [5, 5]);
       // The store keeps working on the rebuilt indexes.
       await store.objects.upsertMany('other', [{ id: 'late', label: 'Tractor late', location: at(0.5, 0.5) }], N1);
+      await store.realms.put('big', SETTINGS, N1);
       await store.objects.upsertMany('big', [{ id: 'again', label: 'Tractor again', location: at(0.5, 0.5) }], N1);
       assert.deepEqual(await found('other'), [6, 6]);
       assert.deepEqual(await found('big'), [1, 1]);
@@ -805,6 +823,7 @@ void describe('sqlite query engine', () => {
       await store.realms.put('acme', SETTINGS, N1);
       await store.realms.delete('acme');
       assert.equal(store.objects.recent.get('acme', 'a'), undefined);
+      await store.realms.put('acme', SETTINGS, N1);
       await store.objects.upsertMany('acme', [{ id: 'a', label: 'New' }], N1);
       assert.deepEqual(await store.objects.get('acme', 'a'), { id: 'a', label: 'New', location: null, data: {}, seen: null });
       await assertIndexesInSync(store, path, ['acme']);

@@ -21,7 +21,7 @@
  * The count of hits, capped, picks the plan (see spatialCandidateCap).
  */
 import type { Database, Statement, Transaction } from 'better-sqlite3';
-import { invalid } from '../../errors.js';
+import { invalid, notFound } from '../../errors.js';
 import { compareCodePoints } from '../../domain/filter.js';
 import { applyPatch, foldPatches } from '../../domain/object.js';
 import type { BBox, FoldedPatch, Location, ObjectChange, ObjectPatch, TrackedObject } from '../../domain/types.js';
@@ -184,6 +184,13 @@ export class SqliteObjectStore implements ObjectStore {
    * connection commits to the file.
    */
   private readonly keys = new Map<string, number>();
+  /**
+   * Realms this store deleted since it opened: the next write for one first checks that it
+   * exists again. A write that waited (room(), or its service's realm check) while its
+   * realm was deleted would otherwise give the realm a new search key and leave its rows
+   * behind, in no realm.
+   */
+  private readonly deletedRealms = new Set<string>();
   /** Realms whose last batch of at least GUESS_NEW_MIN unread objects held mostly new ones (guessNew in upsertNow). */
   private readonly newObjects = new Map<string, boolean>();
   private readonly deleteTx: Transaction<(realm: string, id: string, now: string) => { change: ObjectChange; rowid: number; queued: number } | null>;
@@ -228,6 +235,7 @@ export class SqliteObjectStore implements ObjectStore {
     this.selectKey = db.prepare('SELECT key FROM realm_keys WHERE realm = ?');
     // A realm's key prefixes its search words (search-index.ts); the indexer reads it.
     const ensureKey = db.prepare<[string]>('INSERT OR IGNORE INTO realm_keys (realm) VALUES (?)');
+    const selectRealm = db.prepare<[string], number>('SELECT 1 FROM realms WHERE id = ?').pluck();
     // Data is written as JSONB, encoded here (data-jsonb.ts encodeData).
     const insert = db.prepare<[string, string, ...ObjectValues, Uint8Array, Uint8Array | null]>(
       'INSERT INTO objects (realm, id, label, lon, lat, loc_extra, loc_time, seen, data, past) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (realm, id) DO NOTHING',
@@ -257,6 +265,10 @@ export class SqliteObjectStore implements ObjectStore {
       const moves: LocationMove[] = [];
       let key = this.keys.get(realm);
       if (key === undefined) {
+        if (this.deletedRealms.has(realm)) {
+          if (selectRealm.get(realm) === undefined) throw notFound(`realm ${realm.slice(0, 256)} not found`);
+          this.deletedRealms.delete(realm);
+        }
         ensureKey.run(realm);
         key = this.selectKey.get(realm)?.key;
         if (key === undefined) throw new Error('realm key missing after insert');
@@ -606,9 +618,10 @@ export class SqliteObjectStore implements ObjectStore {
     });
   }
 
-  /** A realm was deleted: its in-memory state goes. */
+  /** A realm was deleted: its in-memory state goes, and a later write for it checks that it exists again. */
   forgetRealm(realm: string): void {
     this.keys.delete(realm);
+    this.deletedRealms.add(realm);
     this.newObjects.delete(realm);
     this.locations.forget(realm);
     this.recent.forget(realm);
