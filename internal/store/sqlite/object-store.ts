@@ -28,7 +28,7 @@ import type { BBox, FoldedPatch, Location, ObjectChange, ObjectPatch, TrackedObj
 import { compileShape, type PointTest } from '../../geo/contains.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import type { HistoryQuery, ObjectListQuery, ObjectStore, Page, SearchHit, SearchQuery } from '../port.js';
-import { compileFilter } from './filter-sql.js';
+import { compileFilter, dataPath } from './filter-sql.js';
 import { completeLocation, locationExtra } from './current-fix.js';
 import { encodeData } from './data-jsonb.js';
 import { OBJECT_TUPLE_COLUMNS, objectFromRow, objectFromTuple, type HeldRow, type ObjectRow, type ObjectStateRow, type ObjectTuple } from './rows.js';
@@ -78,24 +78,37 @@ const STATEMENT_CACHE_SIZE = 256;
 /** `objects.data` is JSONB (schema.ts version 5); json() gives back the JSON text written. */
 const OBJECT_COLUMNS = 'o.rowid, o.id, o.label, o.lon, o.lat, o.loc_extra, o.loc_time, o.seen, json(o.data)';
 
-/** The columns a list reads: whole objects, or (with a projection) what the projection needs. */
+/**
+ * The columns a list reads: whole objects, or (with a projection) what the projection needs:
+ * with named fields, only their values, read from the JSONB as a JSON array (`->` keeps
+ * each value's JSON type; null for an absent key, which data never holds otherwise), not
+ * the whole data as text to parse and cut in JavaScript (a combined query of 560 objects:
+ * about 1 ms less). Its parameters (projectionParams) come first in the statement.
+ */
 function listColumns(fields: string[] | null | undefined): string {
   if (fields === undefined) return OBJECT_COLUMNS;
   const base = 'o.rowid, o.id, o.label, NULL, NULL, NULL, NULL, o.seen';
-  return fields === null || fields.length === 0 ? `${base}, '{}'` : `${base}, json(o.data)`;
+  if (fields === null || fields.length === 0) return `${base}, '{}'`;
+  return `${base}, json_array(${fields.map(() => 'o.data -> ?').join(', ')})`;
 }
 
-/** Converts a list row; with a projection, data keeps only the named fields. */
+/** The parameters of listColumns: the JSON path of each named field. */
+function projectionParams(fields: string[] | null | undefined): string[] {
+  return fields === undefined || fields === null ? [] : fields.map(dataPath);
+}
+
+/** Converts a list row; with a projection, data keeps only the named fields (in their order). */
 function projector(fields: string[] | null | undefined): (row: ObjectTuple) => TrackedObject {
   if (fields === undefined || fields === null || fields.length === 0) return objectFromTuple;
   return (row) => {
-    const obj = objectFromTuple(row);
+    const values = JSON.parse(row[8]) as (string | number | boolean | null)[];
     const kept: [string, string | number | boolean][] = [];
-    for (const field of fields) {
-      if (Object.hasOwn(obj.data, field)) kept.push([field, obj.data[field] as string | number | boolean]);
-    }
-    obj.data = Object.fromEntries(kept);
-    return obj;
+    fields.forEach((field, i) => {
+      const value = values[i];
+      if (value !== null && value !== undefined) kept.push([field, value]);
+    });
+    // Object.fromEntries defines each key as an own property (`__proto__` included).
+    return { id: row[1], label: row[2], location: null, data: Object.fromEntries(kept), seen: row[7] };
   };
 }
 
@@ -558,7 +571,7 @@ export class SqliteObjectStore implements ObjectStore {
     if (query.shape === undefined) {
       const sql = `SELECT ${listColumns(query.fields)} FROM objects o WHERE ${where()} ORDER BY o.id LIMIT ?`;
       params.push(query.limit + 1);
-      return { sql, params, plan: 'index' };
+      return { sql, params: [...projectionParams(query.fields), ...params], plan: 'index' };
     }
 
     // The hits in the shape (the exact test on the grid's locations), up to the cap.
@@ -579,13 +592,13 @@ export class SqliteObjectStore implements ObjectStore {
       params.push(JSON.stringify(hits));
       const sql = `SELECT ${listColumns(query.fields)} FROM json_each(?) AS c CROSS JOIN objects o ON o.rowid = c.value WHERE ${where()} ORDER BY o.id LIMIT ?`;
       params.push(query.limit + 1);
-      return { sql, params, plan: 'spatial' };
+      return { sql, params: [...projectionParams(query.fields), ...params], plan: 'spatial' };
     }
     // Ordered plan: the (realm, id) index drives; lon/lat prefiltered by the boxes.
     const boxTerm = boxesSql(boxes, params);
     const sql = `SELECT ${listColumns(query.fields)} FROM objects o WHERE ${boxTerm} AND ${where(INSIDE)} ORDER BY o.id LIMIT ?`;
     params.push(query.limit + 1);
-    return { sql, params, plan: 'ordered' };
+    return { sql, params: [...projectionParams(query.fields), ...params], plan: 'ordered' };
   }
 
   private listNow(realm: string, query: ObjectListQuery): Page<TrackedObject> {
@@ -665,7 +678,7 @@ export class SqliteObjectStore implements ObjectStore {
          CROSS JOIN objects o ON o.rowid = f.rowid
          WHERE o.realm = ? ORDER BY f.rank, o.id`,
         true,
-      ).all(searchMatch(key, query.words), query.limit, realm);
+      ).all(...projectionParams(query.fields), searchMatch(key, query.words), query.limit, realm);
       // Reported as higher-is-better; + 0 turns a -0 into 0.
       const convert = projector(query.fields);
       // The rank is the column after the object's.
