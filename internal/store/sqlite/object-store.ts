@@ -88,7 +88,7 @@ const OBJECT_COLUMNS = 'o.rowid, o.id, o.label, o.lon, o.lat, o.loc_extra, o.loc
 function listColumns(fields: string[] | null | undefined): string {
   if (fields === undefined) return OBJECT_COLUMNS;
   const base = 'o.rowid, o.id, o.label, NULL, NULL, NULL, NULL, o.seen';
-  if (fields === null || fields.length === 0) return `${base}, '{}'`;
+  if (fields === null || fields.length === 0) return `${base}, NULL`;
   return `${base}, json_array(${fields.map(() => 'o.data -> ?').join(', ')})`;
 }
 
@@ -99,7 +99,9 @@ function projectionParams(fields: string[] | null | undefined): string[] {
 
 /** Converts a list row; with a projection, data keeps only the named fields (in their order). */
 function projector(fields: string[] | null | undefined): (row: ObjectTuple) => TrackedObject {
-  if (fields === undefined || fields === null || fields.length === 0) return objectFromTuple;
+  if (fields === undefined) return objectFromTuple;
+  // No data (fields null or empty): nothing to parse.
+  if (fields === null || fields.length === 0) return (row) => ({ id: row[1], label: row[2], location: null, data: {}, seen: row[7] });
   return (row) => {
     const values = JSON.parse(row[8]) as (string | number | boolean | null)[];
     const kept: [string, string | number | boolean][] = [];
