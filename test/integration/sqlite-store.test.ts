@@ -217,6 +217,11 @@ void describe('sqlite store', () => {
       assert.deepEqual((await store.objects.history('acme', 'a7', { limit: 10, order: 'asc' })).items, [at(T0), at(T1, 3), at(T2, 4)]);
       assert.deepEqual((await store.objects.history('acme', 'b7', { limit: 10, order: 'asc' })).items, [at(T1), at(T2, 4)]);
       assert.equal((await store.objects.list('acme', { limit: 1000 })).items.length, 150);
+      // After another import, a small batch of existing objects (not held) is written right too.
+      await store.objects.upsertMany('acme', ids('c', 100).map((id): ObjectPatch => ({ id, data: { n: 1 } })), N1);
+      const small = await store.objects.upsertMany('acme', ids('c', 3).map((id): ObjectPatch => ({ id, data: { m: 2 } })), N1);
+      assert.deepEqual(small.map((c) => c.old?.data), [{ n: 1 }, { n: 1 }, { n: 1 }]);
+      assert.deepEqual((await store.objects.get('acme', 'c2'))?.data, { n: 1, m: 2 });
     }));
 
   void it('refuses a write for a realm it deleted (one that waited through the delete) until the realm exists again', () =>

@@ -428,7 +428,10 @@ export class SqliteObjectStore implements ObjectStore {
         changes.push({ realm, id: folded.id, old, new: next, history: folded.fixes, time: now });
       };
       for (const folded of batch) writeOne(folded);
-      if (unread.length >= GUESS_NEW_MIN) this.newObjects.set(realm, inserted >= unread.length * GUESS_NEW_SHARE);
+      // A large batch of mostly new objects turns the guess on; any batch it was wrong for
+      // (however small) turns it off.
+      const mostlyNew = inserted >= unread.length * GUESS_NEW_SHARE;
+      if (guessNew ? !mostlyNew : unread.length >= GUESS_NEW_MIN && mostlyNew) this.newObjects.set(realm, mostlyNew);
       // The last entry queued and the objects of all of them (the indexer applies entries in order).
       let queued: [number, number] | null = null;
       if (lastNew >= firstNew) queued = [this.indexer.queue('rows', [firstNew, lastNew]), lastNew - firstNew + 1];
