@@ -9,20 +9,17 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { Location, ObjectPatch } from '../../internal/domain/types.js';
-import { openSqliteStore, type SqliteStore } from '../../internal/store/sqlite/sqlite-store.js';
+import { assertHistoryPages, historyStores } from '../support/history-stores.js';
 
 const NOW = '2024-05-01T12:00:00.000Z';
 const BASE = Date.parse('2024-05-01T10:00:00.000Z');
 const time = (offset: number): string => new Date(BASE + offset).toISOString();
 
-const stores: { name: string; store: SqliteStore }[] = [
+const stores = historyStores([
   { held: 1, span: 40, fixes: 3 },
   { held: 3, span: 0, fixes: 2 },
   { held: 8, span: 500, fixes: 64 },
-].map(({ held, span, fixes }) => ({
-  name: `${held} held, chunks of ${fixes} within ${span} ms`,
-  store: openSqliteStore(':memory:', { pastBuffer: held, chunks: { span, fixes } }),
-}));
+]);
 after(async () => {
   for (const { store } of stores) await store.close();
 });
@@ -78,26 +75,7 @@ void describe('history in chunks', () => {
             for (const q of queries) {
               const from = q.from === undefined ? undefined : time(q.from);
               const to = q.to === undefined ? undefined : time(q.to);
-              const expected = [...oracle.values()]
-                .filter((f) => (from === undefined || f.time >= from) && (to === undefined || f.time <= to))
-                .sort((x, y) => (x.time < y.time ? -1 : 1));
-              if (q.order === 'desc') expected.reverse();
-              const got: Location[] = [];
-              let cursor: string | undefined;
-              for (let pages = 0; pages <= expected.length; pages++) {
-                const page = await store.objects.history(realm, 'o', {
-                  order: q.order,
-                  limit: q.limit,
-                  ...(from === undefined ? {} : { from }),
-                  ...(to === undefined ? {} : { to }),
-                  ...(cursor === undefined ? {} : { cursor }),
-                });
-                assert.ok(page.items.length <= q.limit);
-                got.push(...page.items);
-                if (page.next === null) break;
-                cursor = page.next;
-              }
-              assert.deepEqual(got, expected, `${q.order} from ${from ?? '-'} to ${to ?? '-'} by ${q.limit}`);
+              await assertHistoryPages(store, realm, 'o', oracle.values(), { order: q.order, limit: q.limit, from, to }, `${q.order} from ${from ?? '-'} to ${to ?? '-'} by ${q.limit}`);
             }
           },
         ),

@@ -22,6 +22,7 @@ import { containsPoint } from '../../internal/geo/contains.js';
 import type { Store } from '../../internal/store/port.js';
 import { openSqliteStore } from '../../internal/store/sqlite/sqlite-store.js';
 import { PAST_BUFFER_FIXES } from '../../internal/store/sqlite/history-rows.js';
+import { assertHistoryPages, historyStores as smallChunkStores } from '../support/history-stores.js';
 
 const NOW = '2024-05-01T12:00:00.000Z';
 const TIME = '2024-05-01T10:00:00.000Z';
@@ -38,13 +39,10 @@ const historyStores: { name: string; store: Store }[] = [
   { name: `${PAST_BUFFER_FIXES} held`, store: (stores[0] as { store: Store }).store },
   ...[1, 2, 3].map((held) => ({ name: `${held} held`, store: openSqliteStore(':memory:', { pastBuffer: held }) })),
   // Small chunks of `history` (history-chunks.ts): the times below are 1 ms, 1 s and 1 h apart.
-  ...[
+  ...smallChunkStores([
     { held: 1, span: 1000, fixes: 2 },
     { held: 2, span: 0, fixes: 3 },
-  ].map(({ held, span, fixes }) => ({
-    name: `${held} held, chunks of ${fixes} within ${span} ms`,
-    store: openSqliteStore(':memory:', { pastBuffer: held, chunks: { span, fixes } }),
-  })),
+  ]),
 ];
 after(async () => {
   for (const { store } of [...stores, ...historyStores.slice(1)]) await store.close();
@@ -442,20 +440,7 @@ void describe('query engine against brute-force oracles', () => {
         for (const q of queries) {
           const from = q.from === undefined ? undefined : TIMES[q.from];
           const to = q.to === undefined ? undefined : TIMES[q.to];
-          const expected = [...(oracle.get(q.id)?.values() ?? [])]
-            .filter((f) => (from === undefined || f.time >= from) && (to === undefined || f.time <= to))
-            .sort((x, y) => (x.time < y.time ? -1 : 1));
-          if (q.order === 'desc') expected.reverse();
-          const got: Location[] = [];
-          let cursor: string | undefined;
-          for (let pages = 0; pages <= expected.length; pages++) {
-            const page = await store.objects.history(realm, q.id, { order: q.order, limit: q.limit, ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }), ...(cursor === undefined ? {} : { cursor }) });
-            assert.ok(page.items.length <= q.limit);
-            got.push(...page.items);
-            if (page.next === null) break;
-            cursor = page.next;
-          }
-          assert.deepEqual(got, expected, `history of ${q.id} ${show(q)}`);
+          await assertHistoryPages(store, realm, q.id, oracle.get(q.id)?.values() ?? [], { order: q.order, limit: q.limit, from, to }, `history of ${q.id} ${show(q)}`);
         }
       }),
       { numRuns: store === stores[0]?.store ? 300 : 150 },
