@@ -1,7 +1,7 @@
 // `npm run bench`: runs every compiled test/bench/*.bench.js in turn (each prints a
 // markdown section), then writes docs/benchmarks.md with the command, the machine and
 // the figures. Pass part of a file name to run only some benches (docs are not rewritten then).
-import { readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem, platform, release } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -13,21 +13,47 @@ const files = readdirSync(dir)
   .filter((f) => f.endsWith('.bench.js'))
   .filter((f) => only.length === 0 || only.some((part) => f.includes(part)))
   .sort();
+/**
+ * The machine's CPU time so far (/proc/stat, in clock ticks): all of it, and the part the
+ * hypervisor gave to other guests (steal). Null where there is no /proc/stat.
+ */
+function cpuTicks() {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number);
+    return { total: fields.reduce((a, b) => a + b, 0), steal: fields[7] ?? 0 };
+  } catch {
+    return null;
+  }
+}
+
+/** The share of CPU time stolen by the host between two cpuTicks(), as a markdown line. */
+function stealLine(before, after) {
+  if (before === null || after === null || after.total <= before.total) return '';
+  const share = (100 * (after.steal - before.steal)) / (after.total - before.total);
+  return (
+    `\n\nHost CPU steal while this part ran: ${share.toFixed(1)}% of the machine's CPU time (taken by the ` +
+    'hypervisor for other guests; above a few percent, the figures above are lower and noisier than the code allows).'
+  );
+}
+
 const sections = [];
 for (const file of files) {
   console.error(`== ${file}`);
   // The Node.js options of the server (npm start): the query bench runs the store in its own process.
+  const before = cpuTicks();
   const result = spawnSync(process.execPath, ['--expose-gc', ...SERVER_NODE_OPTIONS, join(dir, file)], {
     stdio: ['ignore', 'pipe', 'inherit'],
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
   });
-  process.stdout.write(result.stdout);
   if (result.status !== 0) {
+    process.stdout.write(result.stdout);
     console.error(`${file} failed with exit code ${result.status}`);
     process.exit(1);
   }
-  sections.push(result.stdout.trim());
+  const section = result.stdout.trim() + stealLine(before, cpuTicks());
+  process.stdout.write(section + '\n');
+  sections.push(section);
 }
 if (only.length === 0) {
   const cpu = cpus();
