@@ -56,7 +56,11 @@ export class ObjectService {
     private readonly listener: ChangeListener,
   ) {}
 
-  /** Creates or updates one object. */
+  /**
+   * Creates or updates one object. Like bulk, it calls the store before its first await:
+   * calls made one after the other write in that order, settled or not (the v1
+   * dispatcher's `ordered` actions rely on it).
+   */
   async upsert(realm: Realm, id: string, body: unknown): Promise<ObjectChange> {
     const objectId = parseId(id, 'object');
     const now = isoTime(this.clock());

@@ -280,6 +280,38 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
           assert.deepEqual(await store.objects.list('acme', { limit: 10 }), { items: [], next: null });
         }));
 
+      void it('writes started before the last one settles take effect in call order', () =>
+        withStore(async (store) => {
+          await store.objects.upsertMany('acme', [{ id: 'car', label: 'zero' }], N0);
+          // Not awaited in between: a v1 connection's pipelined messages write like this.
+          const writes = ['one', 'two', 'three'].map((label, i) =>
+            store.objects.upsertMany('acme', [{ id: 'car', label }, { id: `other-${i}`, label }], [N1, N2, N3][i] as string),
+          );
+          const changes = await Promise.all(writes);
+          assert.deepEqual(
+            changes.map(([change]) => [change?.old?.label, change?.new?.label]),
+            [
+              ['zero', 'one'],
+              ['one', 'two'],
+              ['two', 'three'],
+            ],
+          );
+          assert.equal((await store.objects.get('acme', 'car'))?.label, 'three');
+          // A write that fails (here: for a realm this store deleted) fails alone; the others stand.
+          await store.realms.put('gone', SETTINGS, N0);
+          await store.realms.delete('gone');
+          const mixed = await Promise.allSettled([
+            store.objects.upsertMany('acme', [{ id: 'car', label: 'four' }], N3),
+            store.objects.upsertMany('gone', [{ id: 'x' }], N3),
+            store.objects.upsertMany('acme', [{ id: 'car', label: 'five' }], N3),
+          ]);
+          assert.deepEqual(
+            mixed.map((outcome) => outcome.status),
+            ['fulfilled', 'rejected', 'fulfilled'],
+          );
+          assert.equal((await store.objects.get('acme', 'car'))?.label, 'five');
+        }));
+
       void it('a given label replaces the old one, an absent one keeps it, null clears it', () =>
         withStore(async (store) => {
           await store.objects.upsertMany('acme', [{ id: 'car', label: 'first' }], N0);

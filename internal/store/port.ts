@@ -103,6 +103,8 @@ export interface ObjectStore {
    * order the ids first appear. The realm need not have been put (services check that);
    * but once this store has deleted it, a write for it fails with `not_found` until it
    * is put again, so that a write that waited through the delete leaves no rows behind.
+   * Writes take effect in the order they are called, settled or not: a caller may start
+   * the next before the last resolves, and its changes' `old` is what the last left.
    */
   upsertMany(realm: string, patches: ObjectPatch[], now: string): Promise<ObjectChange[]>;
   get(realm: string, id: string): Promise<TrackedObject | null>;

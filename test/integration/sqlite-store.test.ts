@@ -989,6 +989,29 @@ void describe('sqlite query engine', () => {
     );
   }
 
+  void it('writes that wait for the full-text indexer (far behind) still take effect in call order', () =>
+    withFile(
+      async (store) => {
+        await store.objects.indexed();
+        // Each write queues index work (a new label): with no backlog allowed, each one
+        // waits for the indexer to apply the last; those asked for meanwhile wait behind it.
+        await store.objects.upsertMany('acme', [{ id: 'car', label: 'zero' }], N0);
+        const labels = ['one', 'two', 'three', 'four', 'five'];
+        const changes = await Promise.all(labels.map((label) => store.objects.upsertMany('acme', [{ id: 'car', label }], N1)));
+        assert.deepEqual(
+          changes.map(([change]) => `${change?.old?.label ?? '-'}>${change?.new?.label ?? '-'}`),
+          ['zero>one', 'one>two', 'two>three', 'three>four', 'four>five'],
+        );
+        assert.equal((await store.objects.get('acme', 'car'))?.label, 'five');
+        const found = await store.objects.search('acme', { words: ['five'], limit: 5 });
+        assert.deepEqual(
+          found.map((hit) => hit.object.id),
+          ['car'],
+        );
+      },
+      { indexerBacklog: 0 },
+    ));
+
   void it('a failed batch leaves the indexes as they were', () =>
     withFile(async (store, path) => {
       await store.objects.upsertMany('acme', [{ id: 'a', label: 'Alpha', location: at(1, 1) }], N0);

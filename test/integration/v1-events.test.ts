@@ -92,6 +92,33 @@ describe('v1 live events', () => {
     await client.close();
   });
 
+  it('pipelined writes on the subscribed connection: each reply comes before the events its write causes', async () => {
+    const client = await connectTcp(h.server.tcpPort, realm.write);
+    await subscribe(client, { objects: ['piped'] });
+    const before = client.log.length;
+    const moves = [loc(1.5, 1), loc(2.5, 1), loc(5, 5), loc(1.5, 1.5)];
+    moves.forEach((location, k) => client.sendText(JSON.stringify([{ typ: 'obj', act: 'upd', rid: `m${k}`, dat: { id: 'piped', location } }])));
+    for (let k = 0; k < moves.length; k++) await client.next();
+    await client.waitForEvents(10);
+    await assertQuiet(client, 10);
+    assert.deepEqual(flat(client.events), [
+      'loc piped', 'ent piped A', 'ent piped B',
+      'loc piped', 'exi piped A',
+      'loc piped', 'exi piped B',
+      'loc piped', 'ent piped A', 'ent piped B',
+    ]);
+    // The log as replies (`m0` …) and events, in arrival order: the k-th loc follows reply k.
+    const order: string[] = client.log
+      .slice(before)
+      .flatMap((message: Json[]) => message.map((m: Json): string => (m.typ === 'evt' ? (flat([m])[0] as string) : (m.rid as string))));
+    moves.forEach((_move, k) => {
+      const reply = order.indexOf(`m${k}`);
+      const locs = order.flatMap((entry: string, i: number) => (entry === 'loc piped' ? [i] : []));
+      assert.ok(reply >= 0 && (locs[k] ?? -1) > reply, order.join(', '));
+    });
+    await client.close();
+  });
+
   it('a bulk write compares the old location with the final one; an older fix raises nothing', async () => {
     const sub = await connectTcp(h.server.tcpPort, realm.read);
     await subscribe(sub, { objects: ['bulky'] });

@@ -213,6 +213,41 @@ describe('v1 over WebSocket and TCP', () => {
         await client.close();
       });
 
+      it('pipelined messages: writes apply in order, reads see the writes before them, replies keep their order', async () => {
+        const client = await connectV1(transport, h.server, r1.write);
+        const id = `piped-${transport}`;
+        const upd = (rid: number, label: unknown): Json => ({ typ: 'obj', act: 'upd', rid, dat: { id, label } });
+        const get = (rid: number): Json => ({ typ: 'obj', act: 'get', rid, dat: { id } });
+        const messages: (Json[] | string)[] = [
+          [upd(1, 'one')],
+          [{ typ: 'obj', act: 'blk', rid: 2, dat: { objects: [{ id, label: 'two' }, { id: `${id}-b` }] } }],
+          [get(3), upd(4, 'four'), get(5)],
+          // Failures in the middle change nothing and stop nothing.
+          [upd(6, 66)],
+          'not json',
+          [{ typ: 'obj', act: 'blk', rid: 7, dat: { objects: [{ id, label: 'seven' }, { id: '' }] } }],
+          [upd(8, 'eight'), upd(9, 'nine'), get(10)],
+          [{ typ: 'obj', act: 'del', rid: 11, dat: { id: `${id}-b` } }, upd(12, 'twelve')],
+        ];
+        // Sent together: the server reads them in one go and starts each behind the last.
+        for (const message of messages) client.sendText(typeof message === 'string' ? message : JSON.stringify(message));
+        const replies: Json[] = [];
+        for (let k = 0; k < messages.length; k++) replies.push(await client.next());
+        const summary = replies.map((reply: Json): unknown =>
+          Array.isArray(reply)
+            ? reply.map((r: Json) => `${r.rid as number} ${r.res as string}${r.act === 'get' && r.res === 'suc' ? ` ${r.dat.label as string}` : ''}`)
+            : (reply as Json[])[0],
+        );
+        assert.deepEqual(summary.slice(0, 4), [['1 suc'], ['2 suc'], ['3 suc two', '4 suc', '5 suc four'], ['6 err']]);
+        assertMessageError(replies[4], 'invalid_json');
+        assert.deepEqual(summary.slice(5), [['7 err'], ['8 suc', '9 suc', '10 suc nine'], ['11 suc', '12 suc']]);
+        const [obj] = await client.request([get(13)]);
+        assert.equal(obj.dat.label, 'twelve');
+        const [gone] = await client.request([{ typ: 'obj', act: 'get', rid: 14, dat: { id: `${id}-b` } }]);
+        assert.equal(gone.dat.code, 'not_found');
+        await client.close();
+      });
+
       it('a token revoked after the handshake ends the connection at the next message', async () => {
         const issued = await call(h.url, 'POST', '/admin/v1/realm/r1/token', { token: adminToken, body: { scope: 'read' } });
         const client = await connectV1(transport, h.server, issued.json.token as string);

@@ -179,6 +179,8 @@ export interface ObjectStoreOptions {
    * set 0 or Infinity to take one way).
    */
   textForNewBehind?: number;
+  /** Queued object rowids beyond which writes wait for the full-text indexer (default MAX_BACKLOG_ROWIDS; tests lower it). */
+  indexerBacklog?: number;
 }
 
 export class SqliteObjectStore implements ObjectStore {
@@ -221,6 +223,8 @@ export class SqliteObjectStore implements ObjectStore {
   private readonly historyTx: (realm: string, id: string, query: HistoryQuery) => Page<Location>;
   /** Past fixes in `history`. */
   private readonly chunks: HistoryChunks;
+  /** The last write that waited for the indexer's room (upsertMany): later ones wait behind it. */
+  private roomTurn: Promise<void> | null = null;
 
   /** The exact test of the shape query being answered (see listNow). */
   private inside: PointTest = outside;
@@ -524,11 +528,20 @@ export class SqliteObjectStore implements ObjectStore {
     return this.selectKey.get(realm)?.key ?? null;
   }
 
-  async upsertMany(realm: string, patches: ObjectPatch[], now: string): Promise<ObjectChange[]> {
-    // A write waits while the full-text indexer is far behind (searches wait for it).
-    await this.indexer.room();
-    // Committed with the other writes of this turn of the event loop, in order.
-    return this.writes.submit({ realm, patches, now });
+  upsertMany(realm: string, patches: ObjectPatch[], now: string): Promise<ObjectChange[]> {
+    const write: QueuedUpsert = { realm, patches, now };
+    // Queued at once, to be committed with the other writes of this turn of the event
+    // loop, in the order they were asked for (a v1 connection's pipelined messages rely on it).
+    if (this.roomTurn === null && this.indexer.hasRoom) return this.writes.submit(write);
+    // While the full-text indexer is far behind, a write waits (searches wait for it), and
+    // the writes asked for after it wait behind it: they still run in order.
+    const turn = (this.roomTurn ?? Promise.resolve()).then(() => this.indexer.room());
+    this.roomTurn = turn;
+    const done = (): void => {
+      if (this.roomTurn === turn) this.roomTurn = null;
+    };
+    turn.then(done, done);
+    return turn.then(() => this.writes.submit(write));
   }
 
   /** Runs the writes queued for the next group commit now: before an operation that must follow them. */

@@ -57,11 +57,12 @@ export class SearchIndexer {
   private readonly dropApplied: Statement<[number]>;
   private readonly enqueue: Statement<[string, string]>;
 
-  /** `onError` hears of each failure of the worker (an exception, a failed apply). */
+  /** `onError` hears of each failure of the worker (an exception, a failed apply); `maxBacklog`: see room(). */
   constructor(
     private readonly db: Database,
     private readonly path: string,
     private readonly onError: (err: Error) => void = () => undefined,
+    private readonly maxBacklog = MAX_BACKLOG_ROWIDS,
   ) {
     this.lastSeq = db.prepare<[], number | null>('SELECT max(seq) FROM search_queue').pluck();
     this.dropApplied = db.prepare('DELETE FROM search_queue WHERE seq <= ?');
@@ -94,9 +95,14 @@ export class SearchIndexer {
     return this.backlogRowids;
   }
 
+  /** Whether the backlog is small enough for another write now. */
+  get hasRoom(): boolean {
+    return this.backlogRowids <= this.maxBacklog;
+  }
+
   /** Resolves once the backlog is small enough for another write. */
   room(): Promise<void> {
-    if (this.backlogRowids <= MAX_BACKLOG_ROWIDS) return Promise.resolve();
+    if (this.hasRoom) return Promise.resolve();
     const last = this.backlog[this.backlog.length - 1];
     return last === undefined ? Promise.resolve() : this.waitFor(last[0]);
   }

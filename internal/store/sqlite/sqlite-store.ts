@@ -279,7 +279,7 @@ export class SqliteStore implements Store {
     try {
       configure(db);
       migrate(db);
-      this.indexer = new SearchIndexer(db, file, options.onIndexerError);
+      this.indexer = new SearchIndexer(db, file, options.onIndexerError, options.indexerBacklog);
       const objects = new SqliteObjectStore(db, this.indexer, options);
       this.objects = objects;
       const tokens = new SqliteTokenStore(db);

@@ -34,6 +34,13 @@ type Dat = Record<string, unknown>;
 /** An action on a realm's data: the realm is entered (401, 403, 429, 404) with `scope` first. */
 interface RealmHandler {
   scope: Scope;
+  /**
+   * A write that hands its work to the store before its first await (the store applies
+   * writes in call order): the actions after it may start while it is in flight, and
+   * pipelined writes share a commit. Every other action starts once the ones before it
+   * have settled, and the next starts once it has.
+   */
+  ordered?: true;
   run(dat: Dat, realm: Realm, caller: Caller): Promise<Outcome>;
 }
 
@@ -99,6 +106,7 @@ function table(deps: DispatcherDeps): ActionTable {
       },
       upd: {
         scope: 'write',
+        ordered: true,
         run: async (dat, realm) => {
           const change = await objects.upsert(realm, idOf(dat), dat);
           return { dat: { id: change.id } };
@@ -106,6 +114,7 @@ function table(deps: DispatcherDeps): ActionTable {
       },
       blk: {
         scope: 'write',
+        ordered: true,
         run: async (dat, realm) => {
           const { count } = await objects.bulk(realm, dat);
           return { dat: { count } };
@@ -215,6 +224,19 @@ function lookup(handlers: ActionTable, typ: string, act: string): Handler | unde
   return Object.hasOwn(acts, act) ? acts[act] : undefined;
 }
 
+/** The actions of one message, started (Dispatcher.start). */
+export interface Started {
+  /** Resolves once every action has begun: the reads answered, the writes handed to the store. */
+  started: Promise<void>;
+  /** One result per action, in order. */
+  results: Promise<ActionResult[]>;
+}
+
+/** An action under way: its result to come (in an object: an async function would wait for it). */
+interface Begun {
+  result: Promise<ActionResult>;
+}
+
 export class Dispatcher {
   private readonly handlers: ActionTable;
 
@@ -223,37 +245,76 @@ export class Dispatcher {
   }
 
   /** Runs the actions of one message in order and returns one result per action. */
-  async dispatch(actions: readonly ParsedAction[], caller: Caller): Promise<ActionResult[]> {
-    const results: ActionResult[] = [];
-    for (const parsed of actions) {
-      if (!parsed.ok) {
-        results.push(errorResult(parsed.typ, parsed.act, parsed.rid, parsed.error));
-        continue;
-      }
-      results.push(await this.run(parsed.action, caller));
-    }
-    return results;
+  dispatch(actions: readonly ParsedAction[], caller: Caller): Promise<ActionResult[]> {
+    return this.start(actions, caller).results;
   }
 
-  private async run(action: Action, caller: Caller): Promise<ActionResult> {
+  /**
+   * Starts the actions of one message in order. Each waits for the ones before it (and
+   * for `after`: the connection's messages before this one), except an `ordered` write,
+   * which only waits for them to have begun; so once `started` resolves, a connection may
+   * start its next message: its actions see the effects of these (the store applies
+   * writes in call order), and its writes join theirs in one commit.
+   */
+  start(actions: readonly ParsedAction[], caller: Caller, after: Promise<unknown> = Promise.resolve()): Started {
+    const begun = this.begin(actions, caller, after);
+    return {
+      started: begun.then(() => undefined),
+      results: begun.then((all) => Promise.all(all.map((action) => action.result))),
+    };
+  }
+
+  private async begin(actions: readonly ParsedAction[], caller: Caller, after: Promise<unknown>): Promise<Begun[]> {
+    const begun: Begun[] = [];
+    let waited = false;
+    for (const parsed of actions) {
+      if (!parsed.ok) {
+        begun.push({ result: Promise.resolve(errorResult(parsed.typ, parsed.act, parsed.rid, parsed.error)) });
+        continue;
+      }
+      const handler = lookup(this.handlers, parsed.action.typ, parsed.action.act);
+      const ordered = handler !== undefined && handler.scope !== null && handler.ordered === true;
+      if (!ordered) {
+        if (!waited) await after;
+        waited = true;
+        // Results never reject (failures are results).
+        await Promise.all(begun.map((action) => action.result));
+      }
+      const action = await this.run(parsed.action, handler, caller);
+      begun.push(action);
+      if (!ordered) await action.result;
+    }
+    return begun;
+  }
+
+  /** Resolves once the action has begun (its realm entered, its handler called). */
+  private async run(action: Action, handler: Handler | undefined, caller: Caller): Promise<Begun> {
     try {
-      const handler = lookup(this.handlers, action.typ, action.act);
       if (handler === undefined) throw this.unknown(action);
-      let outcome: Outcome;
+      let outcome: Promise<Outcome>;
       if (handler.scope === null) {
-        outcome = await handler.run(action.dat, caller);
+        outcome = handler.run(action.dat, caller);
       } else {
         const realmId = action.rea ?? caller.principal.realm;
         if (realmId === null) throw invalid('this token belongs to no realm: name the realm in rea');
         const realm = await this.deps.access.enterRealm(caller.principal, realmId, handler.scope);
-        outcome = await handler.run(action.dat, realm, caller);
+        outcome = handler.run(action.dat, realm, caller);
       }
-      return successResult(action, outcome.dat, outcome.nxt);
+      return {
+        result: outcome.then(
+          (done) => successResult(action, done.dat, done.nxt),
+          (err: unknown) => this.failed(action, err),
+        ),
+      };
     } catch (err) {
-      const error = toLocusError(err);
-      if (error.code === 'internal') this.deps.onInternalError(err);
-      return errorResult(action.typ, action.act, action.rid, error);
+      return { result: Promise.resolve(this.failed(action, err)) };
     }
+  }
+
+  private failed(action: Action, err: unknown): ActionResult {
+    const error = toLocusError(err);
+    if (error.code === 'internal') this.deps.onInternalError(err);
+    return errorResult(action.typ, action.act, action.rid, error);
   }
 
   private unknown(action: Action): Error {

@@ -3,6 +3,12 @@
  * to each message in arrival order, pushed events, timeouts and flow control. The
  * transport only frames: it hands in each message's text and provides a Wire.
  *
+ * Pipelining: a message starts once the one before it has begun (Dispatcher.start: its
+ * reads answered, its writes handed to the store, which applies them in order), up to
+ * `maxPipelined` messages whose replies are not sent yet. The writes of messages that
+ * arrived together so share one commit, as a larger batch would; replies still go out
+ * in arrival order, and the events a message causes after its reply.
+ *
  * Flow control: replies are never dropped; while more than `sendBufferBytes` wait to
  * be sent, the session stops reading (so a client that does not read its replies
  * stops being served) and drops events, counting them. When the buffer drains, the
@@ -68,8 +74,13 @@ type Inbound =
 
 type State = 'handshake' | 'open' | 'closing' | 'closed';
 
+/** What a started message's turn writes: its reply, or the end of the connection. */
+type Reply = { text: string } | { abort: LocusError };
+
 /** Messages read ahead of the one being answered before the session stops reading. */
 const maxInbox = 16;
+/** Messages started whose replies are not sent yet; the next waits for the oldest reply. */
+const maxPipelined = 8;
 /** Events sent together are cut into messages of about this many characters. */
 const eventMessageChars = 64 * 1024;
 /** How often a session waiting for its send buffer to drain looks again. */
@@ -90,8 +101,18 @@ export class Session implements EventSink {
   private paused = false;
   /** Shutting down: no new message is taken. */
   private stopping = false;
-  /** Events that arrive while a message is being answered wait here: a reply precedes the events it causes. */
-  private held: LocusEvent[] | null = null;
+  /** Messages started (a sequence number), and the last whose reply was sent. */
+  private startedSeq = 0;
+  private repliedSeq = 0;
+  /** The turns of the replies not sent yet, oldest first (each resolves once its reply is written). */
+  private readonly unsent: Promise<void>[] = [];
+  /** The turn of the last reply: the next one follows it. */
+  private replies: Promise<void> = Promise.resolve();
+  /**
+   * Events that arrive while a reply is not sent wait here, with the last message started
+   * then: the reply of a message precedes the events it causes.
+   */
+  private held: { seq: number; events: readonly LocusEvent[] }[] = [];
   private droppedSinceNotice = 0;
   private droppedTotal = 0;
   private overSince: number | null = null;
@@ -169,14 +190,15 @@ export class Session implements EventSink {
     this.stopping = true;
     this.inbox.length = 0;
     if (this.pumping !== null) await this.pumping;
+    await this.replies;
     this.abort(new LocusError('unavailable', 'the server is shutting down'));
     await this.done;
   }
 
   deliver(_realm: string, events: readonly LocusEvent[]): void {
     if (this.state !== 'open') return;
-    if (this.held === null) this.writeEvents(events);
-    else for (const event of events) this.held.push(event);
+    if (this.repliedSeq === this.startedSeq) this.writeEvents(events);
+    else this.held.push({ seq: this.startedSeq, events });
   }
 
   realmDeleted(realm: string, ids: readonly string[]): void {
@@ -208,15 +230,20 @@ export class Session implements EventSink {
   private async pump(): Promise<void> {
     try {
       for (let item = this.inbox.shift(); item !== undefined; item = this.inbox.shift()) {
-        if (item.kind === 'end') this.closeWith(1000, 'end of input');
-        else if (this.state === 'handshake') await this.handshake(item);
-        else if (this.state === 'open') await this.answer(item);
-        else return;
+        if (item.kind === 'text' && this.state === 'open') {
+          // Other connections get their turn while this one waits for its oldest reply
+          // (a commit away): one connection starts at most maxPipelined messages a turn.
+          if (this.unsent.length >= maxPipelined) await this.unsent[0];
+          await this.pipeline(item.text);
+        } else {
+          // Anything else follows the replies to the messages before it.
+          await this.replies;
+          if (item.kind === 'end') this.closeWith(1000, 'end of input');
+          else if (this.state === 'handshake') await this.handshake(item);
+          else if (this.state === 'open') this.answer(item);
+          else return;
+        }
         await this.writable();
-        // The next message waits for a turn of the event loop: the events of this one go
-        // out to their subscribers first (the bus delivers them there), and other
-        // connections get their turn, however many messages this client has sent ahead.
-        if (this.inbox.length > 0) await new Promise((resolve) => setImmediate(resolve));
       }
     } catch (err) {
       this.deps.logger.error({ err }, 'v1 connection failed');
@@ -266,7 +293,7 @@ export class Session implements EventSink {
     this.recheckTimer = unrefTimer(ms, () => {
       if (this.state !== 'open') return;
       // A message under way checks the token itself.
-      if (this.pumping === null) void this.principal();
+      if (this.pumping === null && this.repliedSeq === this.startedSeq) void this.recheck();
       this.scheduleRecheck();
     });
   }
@@ -277,48 +304,86 @@ export class Session implements EventSink {
     this.closeWith(closeCodeOf(new LocusError('unauthorized', message)), 'unauthorized');
   }
 
-  private async answer(item: Inbound): Promise<void> {
-    if (item.kind === 'end') return;
-    if (item.kind === 'fatal') {
-      this.abort(item.error);
-      return;
-    }
-    if (item.kind === 'undecodable') {
-      this.wire.send(encodeMessageError(invalid('the message is not valid UTF-8', 'invalid_json')));
-      return;
-    }
+  /** A message that is not text: the end of a broken stream, or one that is not UTF-8. */
+  private answer(item: Inbound): void {
+    if (item.kind === 'fatal') this.abort(item.error);
+    else if (item.kind === 'undecodable') this.wire.send(encodeMessageError(invalid('the message is not valid UTF-8', 'invalid_json')));
+  }
+
+  /** Starts a message; resolves once its actions have begun, its reply queued to follow the one before. */
+  private async pipeline(text: string): Promise<void> {
+    const seq = ++this.startedSeq;
+    const { reply } = await this.begin(text, this.replies);
+    const turn = this.replies
+      .then(() => reply)
+      .then(
+        (outcome) => this.replied(seq, outcome),
+        (err: unknown) => this.replied(seq, { abort: this.failure(err) }),
+      )
+      .catch((err: unknown) => this.abort(this.failure(err)));
+    this.replies = turn;
+    this.unsent.push(turn);
+  }
+
+  /**
+   * Starts the actions of a message, to run after `earlier` (the reply to the message before;
+   * see Dispatcher.start); its reply to come is in an object: an async function would wait for it.
+   */
+  private async begin(text: string, earlier: Promise<void>): Promise<{ reply: Promise<Reply> }> {
     const principal = await this.principal();
-    if (principal === null) return;
-    const parsed = parseMessage(item.text);
-    if (!parsed.ok) {
-      this.wire.send(encodeMessageError(parsed.error));
-      return;
+    if (principal instanceof LocusError) return { reply: Promise.resolve(this.refusal(principal)) };
+    const parsed = parseMessage(text);
+    if (!parsed.ok) return { reply: Promise.resolve({ text: encodeMessageError(parsed.error) }) };
+    const run = this.deps.dispatcher.start(parsed.actions, { principal, sink: this }, earlier);
+    await run.started;
+    return { reply: run.results.then((results) => ({ text: encodeResults(results) })) };
+  }
+
+  /** A message's turn: its reply goes out, then the events held for it. */
+  private replied(seq: number, reply: Reply): void {
+    void this.unsent.shift();
+    this.repliedSeq = seq;
+    if ('abort' in reply) this.abort(reply.abort);
+    else if (this.state === 'open') this.wire.send(reply.text);
+    let events: LocusEvent[] = [];
+    while (this.held.length > 0 && (this.held[0]?.seq ?? Infinity) <= seq) {
+      const entry = this.held.shift();
+      if (entry !== undefined) events = events.length === 0 ? [...entry.events] : events.concat(entry.events);
     }
-    this.held = [];
-    try {
-      const results = await this.deps.dispatcher.dispatch(parsed.actions, { principal, sink: this });
-      if (this.state === 'open') this.wire.send(encodeResults(results));
-    } finally {
-      const held = this.held;
-      this.held = null;
-      if (held.length > 0) this.deliver('', held);
-    }
+    if (events.length > 0 && this.state === 'open') this.writeEvents(events);
+  }
+
+  private failure(err: unknown): LocusError {
+    this.deps.logger.error({ err }, 'v1 connection failed');
+    return toLocusError(err);
   }
 
   /**
    * The token again, at every message and every `tokenRecheckMs`: a revoked token (or a
    * deleted realm) ends the connection, so it stops receiving events too.
    */
-  private async principal(): Promise<Principal | null> {
+  private async principal(): Promise<Principal | LocusError> {
     try {
       if (this.tokenHash === null) throw new LocusError('unauthorized', 'the connection has no token');
       return await this.deps.access.principalOf(this.tokenHash);
     } catch (err) {
-      const error = toLocusError(err);
-      if (error.code === 'unauthorized') this.abort(new LocusError('unauthorized', 'the token is no longer valid (revoked, or its realm was deleted)'));
-      else this.wire.send(encodeMessageError(error));
-      return null;
+      return toLocusError(err);
     }
+  }
+
+  /** What a message gets when its token does not hold: the end of the connection, or (the check failed) an error. */
+  private refusal(error: LocusError): Reply {
+    if (error.code === 'unauthorized') return { abort: new LocusError('unauthorized', 'the token is no longer valid (revoked, or its realm was deleted)') };
+    return { text: encodeMessageError(error) };
+  }
+
+  /** The periodic check of a quiet connection's token. */
+  private async recheck(): Promise<void> {
+    const principal = await this.principal();
+    if (!(principal instanceof LocusError) || this.state !== 'open') return;
+    const reply = this.refusal(principal);
+    if ('abort' in reply) this.abort(reply.abort);
+    else this.wire.send(reply.text);
   }
 
   private writeEvents(events: readonly LocusEvent[]): void {
