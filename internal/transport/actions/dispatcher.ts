@@ -266,7 +266,6 @@ export class Dispatcher {
 
   private async begin(actions: readonly ParsedAction[], caller: Caller, after: Promise<unknown>): Promise<Begun[]> {
     const begun: Begun[] = [];
-    let waited = false;
     for (const parsed of actions) {
       if (!parsed.ok) {
         begun.push({ result: Promise.resolve(errorResult(parsed.typ, parsed.act, parsed.rid, parsed.error)) });
@@ -274,12 +273,8 @@ export class Dispatcher {
       }
       const handler = lookup(this.handlers, parsed.action.typ, parsed.action.act);
       const ordered = handler !== undefined && handler.scope !== null && handler.ordered === true;
-      if (!ordered) {
-        if (!waited) await after;
-        waited = true;
-        // Results never reject (failures are results).
-        await Promise.all(begun.map((action) => action.result));
-      }
+      // Results never reject (failures are results).
+      if (!ordered) await Promise.all([after, ...begun.map((action) => action.result)]);
       const action = await this.run(parsed.action, handler, caller);
       begun.push(action);
       if (!ordered) await action.result;
