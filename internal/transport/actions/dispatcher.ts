@@ -226,7 +226,7 @@ function lookup(handlers: ActionTable, typ: string, act: string): Handler | unde
 
 /** The actions of one message, started (Dispatcher.start). */
 export interface Started {
-  /** Resolves once every action has begun: the reads answered, the writes handed to the store. */
+  /** Resolves once every action has begun (the reads answered, the writes handed to the store); never rejects. */
   started: Promise<void>;
   /** One result per action, in order. */
   results: Promise<ActionResult[]>;
@@ -259,7 +259,11 @@ export class Dispatcher {
   start(actions: readonly ParsedAction[], caller: Caller, after: Promise<unknown> = Promise.resolve()): Started {
     const begun = this.begin(actions, caller, after);
     return {
-      started: begun.then(() => undefined),
+      // Never rejects: a failure (there should be none: failures are results) is the results'.
+      started: begun.then(
+        () => undefined,
+        () => undefined,
+      ),
       results: begun.then((all) => Promise.all(all.map((action) => action.result))),
     };
   }

@@ -335,8 +335,9 @@ export class Session implements EventSink {
     const parsed = parseMessage(text);
     if (!parsed.ok) return { reply: Promise.resolve({ text: encodeMessageError(parsed.error) }) };
     const run = this.deps.dispatcher.start(parsed.actions, { principal, sink: this }, earlier);
+    const reply = run.results.then((results): Reply => ({ text: encodeResults(results) }));
     await run.started;
-    return { reply: run.results.then((results) => ({ text: encodeResults(results) })) };
+    return { reply };
   }
 
   /** A message's turn: its reply goes out, then the events held for it. */
