@@ -231,17 +231,17 @@ async function throughput(server: Server, client: V1Client, messages: string[]):
   });
   const seconds = (now() - countFrom) / 1000;
   const end = serverUse(server);
-  const per = (a: number | undefined, b: number | undefined, scale: number): number =>
-    a === undefined || b === undefined ? Number.NaN : ((b - a) * scale) / countedUpdates;
-  return {
-    rate: countedUpdates / seconds,
-    cpuUs: per(use?.cpuMs, end?.cpuMs, 1000),
-    bytes: per(use?.written, end?.written, 1),
-  };
+  return { rate: countedUpdates / seconds, ...costs(use, end, countedUpdates) };
+}
+
+/** Server CPU time and bytes written per update between two serverUse() readings. */
+function costs(from: ReturnType<typeof serverUse>, to: ReturnType<typeof serverUse>, updates: number): { cpuUs: number; bytes: number } {
+  if (from === null || to === null || updates === 0) return { cpuUs: Number.NaN, bytes: Number.NaN };
+  return { cpuUs: ((to.cpuMs - from.cpuMs) * 1000) / updates, bytes: (to.written - from.written) / updates };
 }
 
 /** `fleetConnections` clients, each sending upd of one random object and awaiting the reply: updates per second. */
-async function fleet(server: Server, token: string): Promise<number> {
+async function fleet(server: Server, token: string): Promise<Throughput> {
   const clients = await Promise.all(Array.from({ length: fleetConnections }, () => connectTcp(server.tcpPort, token)));
   const rnd = random(7);
   let counting = false;
@@ -259,13 +259,15 @@ async function fleet(server: Server, token: string): Promise<number> {
   await new Promise((resolve) => setTimeout(resolve, warmupMs));
   counting = true;
   const started = now();
+  const use = serverUse(server);
   await new Promise((resolve) => setTimeout(resolve, throughputMs));
   counting = false;
+  const end = serverUse(server);
   const seconds = (now() - started) / 1000;
   stopped = true;
   await Promise.all(runs);
   await Promise.all(clients.map((c) => c.close()));
-  return counted / seconds;
+  return { rate: counted / seconds, ...costs(use, end, counted) };
 }
 
 function describeRun(run: Throughput | undefined): string {
@@ -416,11 +418,11 @@ async function main(): Promise<void> {
     const tcpBytes = median(tcpRuns.map((r) => r.bytes));
     const wsBytes = median(wsRuns.map((r) => r.bytes));
 
-    let fleetRate = Number.NaN;
+    let fleetRun: Throughput = { rate: Number.NaN, cpuUs: Number.NaN, bytes: Number.NaN };
     if (parts.has('fleet')) {
       log(`a fleet: ${fleetConnections} TCP connections, upd of one object each`);
-      fleetRate = await fleet(server, token);
-      log(`  ${fmt(fleetRate)} updates/s`);
+      fleetRun = await fleet(server, token);
+      log(`  ${describeRun(fleetRun)}`);
     }
 
     const none: Latency = { ws: [], tcp: [], updates: 0 };
@@ -463,7 +465,12 @@ async function main(): Promise<void> {
         '–',
         '–',
       ],
-      [`Location updates/s from a fleet: ${fleetConnections} TCP connections, each sending upd of one object and awaiting the reply`, fmt(fleetRate), '–', '–'],
+      [
+        `Location updates/s from a fleet: ${fleetConnections} TCP connections, each sending upd of one object and awaiting the reply (server: ${fleetRun.cpuUs.toFixed(1)} µs CPU, ${fmt(fleetRun.bytes)} B written per update)`,
+        fmt(fleetRun.rate),
+        '–',
+        '–',
+      ],
       ...latencyRows(fast, 10_000, true),
       ...latencyRows(slow, 1_000, false),
       ['For scale: the SQLite store alone, upsertMany of 1,000 (no protocol, no geofences)', fmt(ceiling), '(ceiling)', '–'],
