@@ -346,12 +346,9 @@ export class Session implements EventSink {
     this.repliedSeq = seq;
     if ('abort' in reply) this.abort(reply.abort);
     else if (this.state === 'open') this.wire.send(reply.text);
-    let events: LocusEvent[] = [];
-    while (this.held.length > 0 && (this.held[0]?.seq ?? Infinity) <= seq) {
-      const entry = this.held.shift();
-      if (entry !== undefined) events = events.length === 0 ? [...entry.events] : events.concat(entry.events);
-    }
-    if (events.length > 0 && this.state === 'open') this.writeEvents(events);
+    const due: (readonly LocusEvent[])[] = [];
+    while (this.held.length > 0 && (this.held[0]?.seq ?? Infinity) <= seq) due.push(this.held.shift()?.events ?? []);
+    if (due.length > 0 && this.state === 'open') this.writeEvents(due.flat());
   }
 
   private failure(err: unknown): LocusError {
