@@ -108,6 +108,8 @@ export async function start(config: Config, options: StartOptions = {}): Promise
         sendBufferBytes: config.sendBufferBytes,
         slowConsumerMs: config.slowConsumerMs,
         tokenRecheckMs: config.tokenRecheckMs,
+        // A connection's messages under way hold at most one message's worth of text.
+        pipelineChars: config.maxMessageBytes,
       },
     },
     config.maxConnections,

@@ -248,6 +248,26 @@ describe('v1 over WebSocket and TCP', () => {
         await client.close();
       });
 
+      it('pipelined messages past one message\'s worth of text wait for the replies before them, and are all answered', async () => {
+        const client = await connectV1(transport, h.server, r1.write);
+        const id = (k: number, i: number): string => `big-${transport}-${k}-${i}`;
+        // Each about 40 KB: two under way would pass maxMessageBytes (64 KiB), so each waits.
+        const messages = Array.from({ length: 5 }, (_v, k) =>
+          JSON.stringify([{ typ: 'obj', act: 'blk', rid: k, dat: { objects: Array.from({ length: 300 }, (_w, i) => ({ id: id(k, i), label: `${k}`.repeat(100) })) } }]),
+        );
+        assert.ok(messages.every((text) => text.length > 33_000 && text.length < 60_000));
+        for (const text of messages) client.sendText(text);
+        client.sendText(JSON.stringify([{ typ: 'obj', act: 'get', rid: 'last', dat: { id: id(4, 299) } }]));
+        for (let k = 0; k < messages.length; k++) {
+          const [reply] = (await client.next()) as Json[];
+          assert.deepEqual([reply.rid, reply.res, reply.dat.count], [k, 'suc', 300]);
+        }
+        const [last] = (await client.next()) as Json[];
+        assert.equal(last.rid, 'last');
+        assert.equal(last.dat.label, '4'.repeat(100));
+        await client.close();
+      });
+
       it('a token revoked after the handshake ends the connection at the next message', async () => {
         const issued = await call(h.url, 'POST', '/admin/v1/realm/r1/token', { token: adminToken, body: { scope: 'read' } });
         const client = await connectV1(transport, h.server, issued.json.token as string);

@@ -55,6 +55,13 @@ export interface SessionLimits {
   slowConsumerMs: number;
   /** How often a quiet connection re-checks its token, so that a revoked one stops receiving events. */
   tokenRecheckMs: number;
+  /**
+   * The characters of the messages under way (started, reply not sent) past which the next
+   * waits for the oldest reply (the first always starts). It bounds what one connection
+   * hands the store in one turn of the event loop, so that a client sending large batches
+   * back to back does not hold the loop for several of them at once.
+   */
+  pipelineChars: number;
 }
 
 export interface SessionDeps {
@@ -79,7 +86,7 @@ type Reply = { text: string } | { abort: LocusError };
 
 /** Messages read ahead of the one being answered before the session stops reading. */
 const maxInbox = 16;
-/** Messages started whose replies are not sent yet; the next waits for the oldest reply. */
+/** Messages started whose replies are not sent yet; the next waits for the oldest reply (see also pipelineChars). */
 const maxPipelined = 8;
 /** Events sent together are cut into messages of about this many characters. */
 const eventMessageChars = 64 * 1024;
@@ -105,7 +112,8 @@ export class Session implements EventSink {
   private startedSeq = 0;
   private repliedSeq = 0;
   /** The turns of the replies not sent yet, oldest first (each resolves once its reply is written). */
-  private readonly unsent: Promise<void>[] = [];
+  private readonly unsent: { turn: Promise<void>; chars: number }[] = [];
+  private unsentChars = 0;
   /** The turn of the last reply: the next one follows it. */
   private replies: Promise<void> = Promise.resolve();
   /**
@@ -231,9 +239,14 @@ export class Session implements EventSink {
     try {
       for (let item = this.inbox.shift(); item !== undefined; item = this.inbox.shift()) {
         if (item.kind === 'text' && this.state === 'open') {
-          // Other connections get their turn while this one waits for its oldest reply
-          // (a commit away): one connection starts at most maxPipelined messages a turn.
-          if (this.unsent.length >= maxPipelined) await this.unsent[0];
+          // Other connections get their turn while this one waits for its oldest reply (a
+          // commit away): a connection starts at most maxPipelined messages, and about
+          // pipelineChars of them, in one turn.
+          const chars = this.deps.limits.pipelineChars;
+          while (this.unsent.length >= maxPipelined || (this.unsent.length > 0 && this.unsentChars + item.text.length > chars)) {
+            await this.unsent[0]?.turn;
+          }
+          if (this.state !== 'open') return;
           await this.pipeline(item.text);
         } else {
           // Anything else follows the replies to the messages before it.
@@ -322,7 +335,8 @@ export class Session implements EventSink {
       )
       .catch((err: unknown) => this.abort(this.failure(err)));
     this.replies = turn;
-    this.unsent.push(turn);
+    this.unsent.push({ turn, chars: text.length });
+    this.unsentChars += text.length;
   }
 
   /**
@@ -342,7 +356,7 @@ export class Session implements EventSink {
 
   /** A message's turn: its reply goes out, then the events held for it. */
   private replied(seq: number, reply: Reply): void {
-    void this.unsent.shift();
+    this.unsentChars -= this.unsent.shift()?.chars ?? 0;
     this.repliedSeq = seq;
     if ('abort' in reply) this.abort(reply.abort);
     else if (this.state === 'open') this.wire.send(reply.text);
