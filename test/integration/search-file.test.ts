@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { LocusError } from '../../internal/errors.js';
 import { openSqliteStore, type SqliteStore } from '../../internal/store/sqlite/sqlite-store.js';
 import { configure } from '../../internal/store/sqlite/schema.js';
-import { prepareSearchFile, putBody, putItem, SearchFile, searchFilePath } from '../../internal/store/sqlite/search-file.js';
+import { prepareSearchFile, putBody, SEARCH_HASH_SIZE, SearchFile, searchFilePath } from '../../internal/store/sqlite/search-file.js';
 import { searchMatch } from '../../internal/store/sqlite/search-index.js';
 
 const N0 = '2024-05-01T12:00:00.000Z';
@@ -166,6 +166,33 @@ void describe('search file', () => {
     }
   });
 
+  void it("sets FTS5's hashsize in a new search file and in one made with another", async () => {
+    const path = freshPath();
+    await (await seeded(path)).close();
+    const hashSize = (): unknown => {
+      const search = new Database(searchFilePath(path), { fileMustExist: true });
+      try {
+        return search.prepare("SELECT v FROM object_fts_config WHERE k = 'hashsize'").pluck().get();
+      } finally {
+        search.close();
+      }
+    };
+    assert.equal(hashSize(), SEARCH_HASH_SIZE);
+    // A file of an earlier build had FTS5's default (1 MiB).
+    const old = new Database(searchFilePath(path));
+    old.prepare("INSERT INTO object_fts (object_fts, rank) VALUES ('hashsize', 1048576)").run();
+    old.close();
+    assert.equal(hashSize(), 1048576);
+    const store = openSqliteStore(path);
+    try {
+      assert.deepEqual(await ids(store, 'acme', ['tractor']), ['truck/1', 'truck/2']);
+    } finally {
+      await store.close();
+    }
+    assert.equal(hashSize(), SEARCH_HASH_SIZE);
+    assertInStep(path);
+  });
+
   void it('applies each queue entry once and in order, also when a rowid is reused', async () => {
     const path = freshPath();
     await (await seeded(path)).close();
@@ -188,7 +215,7 @@ void describe('search file', () => {
       main
         .prepare("INSERT INTO objects (rowid, realm, id, label, data) VALUES (?, 'acme', 'late', 'Harvester', '{}')")
         .run(last);
-      main.prepare("INSERT INTO search_queue (op, body) VALUES ('put', ?)").run(putBody([putItem(last, key, 'late', 'Harvester', '{}')]));
+      main.prepare("INSERT INTO search_queue (op, body) VALUES ('put', ?)").run(putBody([[last, key, 'late', 'Harvester', {}]]));
       assert.deepEqual(found('anna'), [last]);
       const applied = file.catchUp();
       assert.equal(applied, start + 2);
@@ -199,7 +226,7 @@ void describe('search file', () => {
       assert.equal(file.catchUp(), applied);
       assert.deepEqual(found('harv'), [last], 'no entry queued: the index is not touched');
       // A later put rewrites the entry with the state it carries; a del removes it.
-      main.prepare("INSERT INTO search_queue (op, body) VALUES ('put', ?)").run(putBody([putItem(last, key, 'late', 'Combine', '{"crop":"wheat"}')]));
+      main.prepare("INSERT INTO search_queue (op, body) VALUES ('put', ?)").run(putBody([[last, key, 'late', 'Combine', { crop: 'wheat' }]]));
       assert.equal(file.catchUp(), applied + 1);
       assert.deepEqual(found('harv'), []);
       assert.deepEqual(found('wheat'), [last]);

@@ -33,7 +33,7 @@ import { completeLocation, locationExtra } from './current-fix.js';
 import { encodeData } from './data-jsonb.js';
 import { OBJECT_TUPLE_COLUMNS, objectFromRow, objectFromTuple, type HeldRow, type ObjectRow, type ObjectStateRow, type ObjectTuple } from './rows.js';
 import { searchMatch, sameSearchText } from './search-index.js';
-import { putBody, putItem } from './search-file.js';
+import { putBody, type PutItem } from './search-file.js';
 import { MAX_BACKLOG_ROWIDS, type SearchIndexer } from './search-indexer.js';
 import { LocationIndex, type LocationMove } from './location-index.js';
 import { RecentObjects, type RecentObject } from './recent-objects.js';
@@ -325,7 +325,7 @@ export class SqliteObjectStore implements ObjectStore {
       // one transaction's inserts follow each other). When the indexer is far behind, this
       // write is about to wait for it anyway: it then builds the new objects' text itself,
       // which spares the indexer reading their rows.
-      const toIndex: string[] = [];
+      const toIndex: PutItem[] = [];
       let firstNew = 0;
       let lastNew = -1;
       const textForNew = this.indexer.behind >= textForNewBehind;
@@ -364,11 +364,9 @@ export class SqliteObjectStore implements ObjectStore {
           }
         }
         // Unchanged data (mergeData returns the same object) keeps what is stored. Data is
-        // written as JSONB encoded here (data-jsonb.ts); its JSON text (as read, or made
-        // when first needed) only for the full-text queue.
+        // written as JSONB encoded here (data-jsonb.ts); the full-text queue gets the
+        // object's data, formatted with the rest of its entry (putBody).
         const sameData = row !== undefined && old !== null && next.data === old.data;
-        let dataText = sameData ? row.data : null;
-        const dataJson = (): string => (dataText ??= JSON.stringify(next.data));
 
         // locationExtra's and encodeData's values are valid until their next calls: bound
         // below, before any.
@@ -395,10 +393,10 @@ export class SqliteObjectStore implements ObjectStore {
           inserted++;
           rowid = Number(result.lastInsertRowid);
           if (location !== null) moves.push([rowid, location.longitude, location.latitude]);
-          if (textForNew) toIndex.push(putItem(rowid, key, folded.id, next.label, dataJson()));
+          if (textForNew) toIndex.push([rowid, key, folded.id, next.label, next.data]);
           else if (lastNew < firstNew) firstNew = lastNew = rowid;
           else if (rowid === lastNew + 1) lastNew = rowid;
-          else toIndex.push(putItem(rowid, key, folded.id, next.label, dataJson()));
+          else toIndex.push([rowid, key, folded.id, next.label, next.data]);
         } else {
           rowid = row.rowid;
           if (location === previous) pruned = row.loc_pruned;
@@ -408,7 +406,7 @@ export class SqliteObjectStore implements ObjectStore {
             update.run(...values, sameData ? null : encodeData(next.data), nextPast, location === previous ? 1 : 0, rowid);
           }
           if (location !== old.location) moves.push([rowid, location?.longitude ?? null, location?.latitude ?? null]);
-          if (!sameSearchText(old, next)) toIndex.push(putItem(rowid, key, folded.id, next.label, dataJson()));
+          if (!sameSearchText(old, next)) toIndex.push([rowid, key, folded.id, next.label, next.data]);
         }
         // In write order (a later fix of an equal time wins).
         if (toHistory !== null) this.chunks.add(rowid, toHistory);
@@ -422,7 +420,6 @@ export class SqliteObjectStore implements ObjectStore {
             id: folded.id,
             label: next.label,
             seen: next.seen,
-            data: dataText,
             past: nextPast,
             loc_pruned: pruned,
           };

@@ -4,8 +4,8 @@
  * row was about a fifth of the cost of a location update. (New objects are not held: see
  * the object store's write path.)
  *
- * Holds, per (realm, id), the row as written (its data's JSON text, which a write reuses
- * when the data is unchanged; rows.ts HeldRow) and the object decoded from it. Entries are set only after a
+ * Holds, per (realm, id), what a write needs of the row as written (its rowid, held past
+ * fixes, loc_pruned: rows.ts HeldRow) and the object decoded from it. Entries are set only after a
  * commit, so a rolled-back write leaves the cache as the file is. Objects are immutable
  * once built (applyPatch and mergeData always make new ones), so one object may be both
  * a change's `new` and the next change's `old`. Bounded: the least recently written

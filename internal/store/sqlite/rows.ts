@@ -39,10 +39,7 @@ export interface ObjectStateRow extends ObjectRow {
  * of runs: promoted per scavenge 0.42–0.81 MB instead of 0.98–1.12, scavenge pause mean
  * 3.08–3.75 ms instead of 3.54–4.94.)
  */
-export type HeldRow = Omit<ObjectStateRow, 'lon' | 'lat' | 'loc_extra' | 'loc_time' | 'data'> & {
-  /** The data's JSON text, as read; null when a write did not need to make it (the object holds the data). */
-  data: string | null;
-};
+export type HeldRow = Omit<ObjectStateRow, 'lon' | 'lat' | 'loc_extra' | 'loc_time' | 'data'>;
 
 /**
  * An object row read as an array (better-sqlite3's raw mode: no object with named

@@ -35,7 +35,7 @@ interface ValueEntry {
  * joining otherwise). The text is rebuilt from the words when another realm asks.
  */
 const valueCache = new Map<string | number | boolean, ValueEntry>();
-const VALUE_CACHE_SIZE = 8192;
+const VALUE_CACHE_SIZE = 65_536;
 const CACHED_TEXT_LENGTH = 64;
 
 function valueText(key: number, value: string | number | boolean): string {
