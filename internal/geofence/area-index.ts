@@ -60,11 +60,14 @@ export class AreaIndex {
     if (candidates.length === 0) return [];
     const [only] = candidates;
     if (candidates.length === 1 && only !== undefined) return only.test(lon, lat) ? [only.id] : [];
-    const ids = new Set<string>();
-    for (const entry of candidates) {
-      if (!ids.has(entry.id) && entry.test(lon, lat)) ids.add(entry.id);
-    }
-    return [...ids].sort();
+    // An area that crosses the antimeridian has two boxes: its id once.
+    const ids: string[] = [];
+    for (const entry of candidates) if (entry.test(lon, lat)) ids.push(entry.id);
+    ids.sort();
+    let kept = 0;
+    for (const id of ids) if (kept === 0 || ids[kept - 1] !== id) ids[kept++] = id;
+    ids.length = kept;
+    return ids;
   }
 }
 

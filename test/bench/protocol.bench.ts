@@ -25,10 +25,11 @@
  * LOCUS_BENCH_PARTS (comma-separated: throughput, fleet, latency, store) runs only some parts, for
  * working on one; the markdown is then printed but not meant for docs/benchmarks.md.
  * LOCUS_BENCH_SERVER_ARGS adds Node.js options to the server's command line (for example
- * `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+ * `--cpu-prof --cpu-prof-dir=/tmp/prof`); LOCUS_BENCH_SERVER_OUT names a file that gets the
+ * server's output once it listens (for example with `--trace-gc`), which is dropped otherwise.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -91,7 +92,7 @@ async function startServer(): Promise<Server> {
     child.once('exit', (code) => reject(new Error(`the server exited with ${code}`)));
     child.stdout?.setEncoding('utf8');
     child.stdout?.on('data', (chunk: string) => {
-      // Once the server listens, its output (e.g. --trace-gc's) is read and dropped.
+      // Once the server listens, its output (e.g. --trace-gc's) goes to LOCUS_BENCH_SERVER_OUT or nowhere.
       if (buffered === null) return;
       buffered += chunk;
       for (const line of buffered.split('\n')) {
@@ -104,7 +105,9 @@ async function startServer(): Promise<Server> {
       }
     });
   });
-  child.stdout?.resume();
+  const out = process.env.LOCUS_BENCH_SERVER_OUT;
+  if (out !== undefined && out !== '') child.stdout?.pipe(createWriteStream(out));
+  else child.stdout?.resume();
   return { child, dir, ...address };
 }
 

@@ -4,10 +4,12 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import type { Area, Location, ObjectChange, Shape, TrackedObject } from '../../internal/domain/types.js';
 import type { BusSubscription, EventBus, LocusEvent, RealmMessage } from '../../internal/events/port.js';
 import { AreaIndex } from '../../internal/geofence/area-index.js';
-import { GeofenceEngine } from '../../internal/geofence/geofence-engine.js';
+import { eventsOf, GeofenceEngine } from '../../internal/geofence/geofence-engine.js';
+import { containsPoint } from '../../internal/geo/contains.js';
 import type { AreaListQuery, Page } from '../../internal/store/port.js';
 
 const T = (s: number): string => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
@@ -101,6 +103,35 @@ async function engineWith(areas: Area[]): Promise<{ engine: GeofenceEngine; bus:
 }
 
 describe('AreaIndex', () => {
+  it('a move raises loc, then an exi for each area left and an ent for each entered, each in id order (property, against every area tested)', () => {
+    const coord = fc.double({ min: -3, max: 3, noNaN: true });
+    const areaArb = fc.oneof(
+      fc.record({ w: coord, s: coord, e: coord, n: coord }).map(({ w, s, e, n }) => rect(Math.min(w, e), Math.min(s, n), Math.max(w, e), Math.max(s, n))),
+      fc.record({ cx: coord, cy: coord, r: fc.double({ min: 1, max: 300_000, noNaN: true }) }),
+    );
+    fc.assert(
+      fc.property(fc.array(areaArb, { maxLength: 12 }), fc.option(fc.tuple(coord, coord)), fc.tuple(coord, coord), (shapes, from, to) => {
+        // Ids whose code-unit order differs from their creation order.
+        const areas = shapes.map((shape, i) => area(`a${(i * 7) % 13}-${i}`, shape));
+        const index = AreaIndex.of(areas);
+        const inside = (p: [number, number] | null): string[] =>
+          p === null ? [] : areas.filter((a) => containsPoint(a.shape, p[0], p[1])).map((a) => a.id).sort();
+        const was = inside(from);
+        const is = inside(to);
+        const expected = [
+          'loc o',
+          ...was.filter((id) => !is.includes(id)).map((id) => `exi o ${id}`),
+          ...is.filter((id) => !was.includes(id)).map((id) => `ent o ${id}`),
+        ];
+        const change = move('o', from === null ? undefined : loc(from[0], from[1], 1), loc(to[0], to[1], 2));
+        const bus = new CapturingBus();
+        bus.publish('r', eventsOf(change, index));
+        assert.deepEqual(bus.flat(), expected);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
   it('finds areas by the exact test, not only by their boxes', () => {
     const index = AreaIndex.of([area('circle', { cx: 0, cy: 0, r: 1000 }), area('box', rect(0, 0, 1, 1))]);
     assert.deepEqual(index.containing(0, 0), ['box', 'circle']);

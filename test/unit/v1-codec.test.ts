@@ -8,7 +8,7 @@ import { filterPasses, parseSubscriptionFilter } from '../../internal/service/su
 import {
   encodeAuthFailure,
   encodeEvent,
-  encodeEvents,
+  encodeEventMessages,
   encodeMessageError,
   encodeResults,
   errorResult,
@@ -70,8 +70,27 @@ describe('v1 codec', () => {
   it('encodes events once each and several as one message', () => {
     assert.equal(encodeEvent(ent), '{"typ":"evt","act":"ent","rea":"r","dat":{"object":"o","area":"A","time":"2026-01-01T00:00:00.000Z"}}');
     assert.equal(encodeEvent(ent), encodeEvent(ent));
-    assert.equal(encodeEvents([delObject, delArea]), '[{"typ":"evt","act":"del","rea":"r","dat":{"object":"o"}},{"typ":"evt","act":"del","rea":"r","dat":{"area":"A"}}]');
+    assert.deepEqual(encodeEventMessages([delObject, delArea]), [
+      '[{"typ":"evt","act":"del","rea":"r","dat":{"object":"o"}},{"typ":"evt","act":"del","rea":"r","dat":{"area":"A"}}]',
+    ]);
     assert.deepEqual((JSON.parse(encodeEvent(loc)) as { dat: unknown }).dat, (loc as { object: unknown }).object);
+  });
+
+  it('cuts events sent together into messages of at most the limit, and encodes a list once for all who get it', () => {
+    const events = [delObject, delArea, delObject, delArea];
+    const one = (event: LocusEvent): number => encodeEvent(event).length;
+    // Room for the first two events (brackets and a comma), not for the third.
+    const limit = 2 + one(delObject) + 1 + one(delArea);
+    const texts = encodeEventMessages(events, limit);
+    assert.deepEqual(
+      texts.map((text) => JSON.parse(text) as unknown),
+      [[delObject, delArea], [delObject, delArea]].map((group) => group.map((event) => JSON.parse(encodeEvent(event)) as unknown)),
+    );
+    assert.ok(texts.every((text) => text.length <= limit));
+    assert.equal(encodeEventMessages(events, limit), texts);
+    // An event longer than the limit still goes, alone.
+    assert.deepEqual(encodeEventMessages([ent, delArea], 10), [`[${encodeEvent(ent)}]`, `[${encodeEvent(delArea)}]`]);
+    assert.deepEqual(encodeEventMessages([]), []);
   });
 
   it('names subjects per realm, with the realm as one safe token', () => {

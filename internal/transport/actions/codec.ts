@@ -126,14 +126,26 @@ export function encodeAuthFailure(message: string): string {
  * turn of the event loop (the event bus hands a message to every local subscriber in one
  * turn). Not a WeakMap keyed by event: at 10,000 events/s its entries made the young
  * generation's collections markedly slower (V8 processes each weak entry), and these
- * texts are needed for microseconds.
+ * texts are needed for microseconds. Likewise the messages of a list of events that
+ * several subscribers get whole (those without filters get the bus's list itself): cut
+ * and joined once, the same strings written to each.
  */
 let encoded = new Map<LocusEvent, string>();
+let messages = new Map<readonly LocusEvent[], readonly string[]>();
 let clearing = false;
 const clearEncoded = (): void => {
   encoded = new Map();
+  messages = new Map();
   clearing = false;
 };
+const clearSoon = (): void => {
+  if (clearing) return;
+  clearing = true;
+  setImmediate(clearEncoded);
+};
+
+/** Events sent together are cut into messages of about this many characters. */
+export const eventMessageChars = 64 * 1024;
 
 function eventDat(event: LocusEvent): unknown {
   switch (event.kind) {
@@ -153,20 +165,36 @@ export function encodeEvent(event: LocusEvent): string {
   if (text === undefined) {
     text = JSON.stringify({ typ: 'evt', act: event.kind, rea: event.realm, dat: eventDat(event) });
     encoded.set(event, text);
-    if (!clearing) {
-      clearing = true;
-      setImmediate(clearEncoded);
-    }
+    clearSoon();
   }
   return text;
 }
 
-/** Events delivered together travel as one message. */
-export function encodeEvents(events: readonly LocusEvent[]): string {
-  let text = '[';
-  for (let i = 0; i < events.length; i++) {
-    if (i > 0) text += ',';
-    text += encodeEvent(events[i] as LocusEvent);
+/**
+ * Events delivered together, as messages (arrays of events) of at most `maxChars`
+ * characters each, unless one event alone is longer. Each message is joined at once, as
+ * one flat string, rather than grown by concatenation.
+ */
+export function encodeEventMessages(events: readonly LocusEvent[], maxChars = eventMessageChars): readonly string[] {
+  let texts = messages.get(events);
+  if (texts !== undefined) return texts;
+  const cut: string[] = [];
+  let parts: string[] = [];
+  // The characters of `parts` as a message: brackets and commas included.
+  let chars = 1;
+  for (const event of events) {
+    const part = encodeEvent(event);
+    if (parts.length > 0 && chars + 1 + part.length > maxChars) {
+      cut.push(`[${parts.join(',')}]`);
+      parts = [];
+      chars = 1;
+    }
+    parts.push(part);
+    chars += part.length + 1;
   }
-  return text + ']';
+  if (parts.length > 0) cut.push(`[${parts.join(',')}]`);
+  texts = cut;
+  messages.set(events, texts);
+  clearSoon();
+  return texts;
 }

@@ -27,7 +27,7 @@ import type { EventSink, Subscriptions } from '../../service/subscriptions.js';
 import {
   encodeAuthFailure,
   encodeAuthSuccess,
-  encodeEvent,
+  encodeEventMessages,
   encodeMessageError,
   encodeResults,
   parseMessage,
@@ -88,8 +88,6 @@ type Reply = { text: string } | { abort: LocusError };
 const maxInbox = 16;
 /** Messages started whose replies are not sent yet; the next waits for the oldest reply (see also pipelineChars). */
 const maxPipelined = 8;
-/** Events sent together are cut into messages of about this many characters. */
-const eventMessageChars = 64 * 1024;
 /** How often a session waiting for its send buffer to drain looks again. */
 const drainPollMs = 5;
 
@@ -406,16 +404,7 @@ export class Session implements EventSink {
     }
     this.overSince = null;
     this.noticeDrops();
-    let text = '';
-    for (const event of events) {
-      const part = encodeEvent(event);
-      if (text.length > 0 && text.length + part.length > eventMessageChars) {
-        this.wire.send(text + ']');
-        text = '';
-      }
-      text += (text.length === 0 ? '[' : ',') + part;
-    }
-    if (text.length > 0) this.wire.send(text + ']');
+    for (const text of encodeEventMessages(events)) this.wire.send(text);
   }
 
   private drop(count: number): void {
