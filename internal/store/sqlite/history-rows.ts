@@ -148,48 +148,56 @@ export function encodePastInto(scratch: Buffer, fixes: readonly StoredFix[]): Bu
 }
 
 /**
- * Marks the buffers extendPast allocated: bytes past the end of a value it returned are
- * its own to write. (A property of the buffer: a WeakSet lookup cost about 300 ns more.)
+ * A `past` value as the write path holds it from one update of an object to the next
+ * (RecentObjects): its bytes as a latin1 string, one character per byte. An append is a
+ * string concatenation (V8 makes a pair of the two strings, flattened only when read),
+ * and the value is written out into a scratch buffer when it is bound (pastBytes).
+ *
+ * Earlier versions held a Buffer per object, grown in place in a buffer of room for
+ * PAST_BUFFER_FIXES fixes: one ArrayBuffer per held object, thousands of them, which
+ * every major garbage collection swept on the event loop (sweep_array_buffers: 2–5 ms of
+ * a 7–11 ms pause, `--trace-gc-nvp`, server at 10,000 updates/s). Strings hold no pointers
+ * and need no sweeping.
  */
-const EXTENDABLE = Symbol('extendPast');
-type Marked = ArrayBufferLike & { [EXTENDABLE]?: true };
+export type HeldPast = string;
+
+/** Scratch for pastBytes and appendHeldPast (grown when a value needs more). */
+let scratch = Buffer.alloc(16 * MAX_FIX_BYTES);
+
+function scratchOf(length: number): Buffer {
+  if (scratch.length < length) scratch = Buffer.alloc(Math.max(length, scratch.length * 2));
+  return scratch;
+}
+
+/** A `past` value as read from a row, held (null: none). */
+export function holdPast(past: Uint8Array | null): HeldPast | null {
+  if (past === null) return null;
+  return Buffer.from(past.buffer, past.byteOffset, past.byteLength).toString('latin1');
+}
 
 /**
- * As appendPast, for the values the write path holds (RecentObjects) from one update of
- * an object to the next: a value is a view of a buffer of `capacity` bytes, and the next
- * append extends it in place while the buffer has room, instead of allocating a buffer
- * per update (an ArrayBuffer each: their allocation and collection were about 4% of the
- * server's profile under the v1 throughput load).
- *
- * Each value is a prefix of the next one made from it, and an append writes only past
- * the end of the value it extends: a value, once returned, never changes. Two appends to
- * the same value (the second after a group commit failed and its writes run again) write
- * the same bytes; the first one's value was dropped with its group.
- *
- * Not from Buffer's shared pool: a held value would keep its whole 8 KiB pool alive.
+ * The bytes of a held value, for a statement to bind at once (better-sqlite3 copies what
+ * it binds): a view of scratch, valid until the next call of this module's functions.
  */
-export function extendPast(past: Uint8Array | null, fixes: readonly StoredFix[], capacity: number): Buffer {
-  const start = past === null ? 0 : past.length;
-  let length = start;
+export function pastBytes(held: HeldPast | null): Buffer | null {
+  if (held === null) return null;
+  const out = scratchOf(held.length);
+  return out.subarray(0, out.write(held, 0, 'latin1'));
+}
+
+/** Fixes (in write order) appended to a held value. */
+export function appendHeldPast(held: HeldPast | null, fixes: readonly StoredFix[]): HeldPast {
+  let length = 0;
   for (const fix of fixes) length += encodedLength(fix);
-  let out: Buffer | null = null;
-  if (past !== null) {
-    const buffer = past.buffer as Marked;
-    if (buffer[EXTENDABLE] === true && past.byteOffset + length <= buffer.byteLength) out = Buffer.from(buffer, past.byteOffset, length);
-  }
-  if (out === null) {
-    const buffer = Buffer.allocUnsafeSlow(Math.max(length, capacity));
-    (buffer.buffer as Marked)[EXTENDABLE] = true;
-    out = buffer.subarray(0, length);
-    if (past !== null) out.set(past, 0);
-  }
-  encodeFixes(out, start, fixes);
-  return out;
+  const out = scratchOf(length);
+  const added = out.toString('latin1', 0, encodeFixes(out, 0, fixes));
+  return held === null ? added : held + added;
 }
 
 /** The fixes a `past` value holds, in write order (a later one of an equal time wins). */
-export function decodePast(past: Uint8Array | null): StoredFix[] {
+export function decodePast(value: Uint8Array | HeldPast | null): StoredFix[] {
   const fixes: StoredFix[] = [];
+  const past = typeof value === 'string' ? pastBytes(value) : value;
   if (past === null) return fixes;
   const view = new DataView(past.buffer, past.byteOffset, past.byteLength);
   let at = 0;
@@ -208,11 +216,12 @@ export function decodePast(past: Uint8Array | null): StoredFix[] {
 }
 
 /** How many fixes a `past` value holds (reads only the masks). */
-export function pastCount(past: Uint8Array | null): number {
+export function pastCount(past: Uint8Array | HeldPast | null): number {
   if (past === null) return 0;
+  const held = typeof past === 'string';
   let count = 0;
   for (let at = 0; at < past.length; count++) {
-    let mask = past[at] as number;
+    let mask = held ? past.charCodeAt(at) : (past[at] as number);
     at += 1 + 3 * 8;
     for (; mask !== 0; mask >>= 1) if ((mask & 1) !== 0) at += 8;
   }

@@ -41,10 +41,11 @@ import { queryBoxes } from './query-boxes.js';
 import {
   CHUNK_LIMITS,
   decodePast,
-  extendPast,
+  appendHeldPast,
+  holdPast,
+  pastBytes,
   fixFromRow,
   fixTime,
-  MAX_FIX_BYTES,
   PAST_BUFFER_FIXES,
   pastCount,
   storedFix,
@@ -303,7 +304,8 @@ export class SqliteObjectStore implements ObjectStore {
         else olds.set(folded.id, recent);
       }
       const read = (row: ObjectStateRow): void => {
-        olds.set(row.id, { row, obj: objectFromRow(row) });
+        const held: HeldRow = { rowid: row.rowid, id: row.id, label: row.label, seen: row.seen, past: holdPast(row.past), loc_pruned: row.loc_pruned };
+        olds.set(row.id, { row: held, obj: objectFromRow(row) });
       };
       // A bulk import of new objects reads no rows: while the realm's last large batches
       // were mostly new objects, each one is inserted as new (INSERT that does nothing on
@@ -360,7 +362,7 @@ export class SqliteObjectStore implements ObjectStore {
             toHistory = heldPast === null ? past : [...decodePast(heldPast), ...past];
             nextPast = null;
           } else {
-            nextPast = extendPast(heldPast, past, bufferFixes * MAX_FIX_BYTES);
+            nextPast = appendHeldPast(heldPast, past);
           }
         }
         // Unchanged data (mergeData returns the same object) keeps what is stored. Data is
@@ -382,7 +384,7 @@ export class SqliteObjectStore implements ObjectStore {
         let pruned = 0;
         if (row === undefined || old === null) {
           // A new object, unless guessNew was wrong: then its row is read and it is written again.
-          const result = insert.run(realm, folded.id, ...values, encodeData(next.data), nextPast);
+          const result = insert.run(realm, folded.id, ...values, encodeData(next.data), pastBytes(nextPast));
           if (result.changes === 0) {
             const existing = this.selectOne.get(realm, folded.id);
             if (existing === undefined) throw new Error(`object ${folded.id} neither inserted nor found`);
@@ -401,9 +403,9 @@ export class SqliteObjectStore implements ObjectStore {
           rowid = row.rowid;
           if (location === previous) pruned = row.loc_pruned;
           if (sameData && location !== null && location !== previous && next.label === old.label) {
-            moveRow.run(location.longitude, location.latitude, values[3], location.time, next.seen, nextPast, rowid);
+            moveRow.run(location.longitude, location.latitude, values[3], location.time, next.seen, pastBytes(nextPast), rowid);
           } else {
-            update.run(...values, sameData ? null : encodeData(next.data), nextPast, location === previous ? 1 : 0, rowid);
+            update.run(...values, sameData ? null : encodeData(next.data), pastBytes(nextPast), location === previous ? 1 : 0, rowid);
           }
           if (location !== old.location) moves.push([rowid, location?.longitude ?? null, location?.latitude ?? null]);
           if (!sameSearchText(old, next)) toIndex.push([rowid, key, folded.id, next.label, next.data]);

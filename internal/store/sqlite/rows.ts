@@ -5,6 +5,7 @@
  */
 import type { Area, Data, Realm, RealmSettings, Scope, Shape, TokenRecord, TrackedObject } from '../../domain/types.js';
 import { completeLocation } from './current-fix.js';
+import type { HeldPast } from './history-rows.js';
 
 export interface ObjectRow {
   rowid: number;
@@ -39,7 +40,10 @@ export interface ObjectStateRow extends ObjectRow {
  * of runs: promoted per scavenge 0.42–0.81 MB instead of 0.98–1.12, scavenge pause mean
  * 3.08–3.75 ms instead of 3.54–4.94.)
  */
-export type HeldRow = Omit<ObjectStateRow, 'lon' | 'lat' | 'loc_extra' | 'loc_time' | 'data'>;
+export type HeldRow = Omit<ObjectStateRow, 'lon' | 'lat' | 'loc_extra' | 'loc_time' | 'data' | 'past'> & {
+  /** The past fixes as held between writes (history-rows.ts HeldPast). */
+  past: HeldPast | null;
+};
 
 /**
  * An object row read as an array (better-sqlite3's raw mode: no object with named
