@@ -39,14 +39,14 @@ import { LocationIndex, type LocationMove } from './location-index.js';
 import { RecentObjects, type RecentObject } from './recent-objects.js';
 import { queryBoxes } from './query-boxes.js';
 import {
+  appendHeldPast,
   CHUNK_LIMITS,
   decodePast,
-  appendHeldPast,
-  holdPast,
-  pastBytes,
   fixFromRow,
   fixTime,
+  holdPast,
   PAST_BUFFER_FIXES,
+  pastBytes,
   pastCount,
   storedFix,
   type ChunkLimits,

@@ -176,8 +176,8 @@ export function encodeEvent(event: LocusEvent): string {
  * one flat string, rather than grown by concatenation.
  */
 export function encodeEventMessages(events: readonly LocusEvent[], maxChars = eventMessageChars): readonly string[] {
-  let texts = messages.get(events);
-  if (texts !== undefined) return texts;
+  const held = messages.get(events);
+  if (held !== undefined) return held;
   const cut: string[] = [];
   let parts: string[] = [];
   // The characters of `parts` as a message: brackets and commas included.
@@ -193,8 +193,7 @@ export function encodeEventMessages(events: readonly LocusEvent[], maxChars = ev
     chars += part.length + 1;
   }
   if (parts.length > 0) cut.push(`[${parts.join(',')}]`);
-  texts = cut;
-  messages.set(events, texts);
+  messages.set(events, cut);
   clearSoon();
-  return texts;
+  return cut;
 }
