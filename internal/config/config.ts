@@ -38,6 +38,15 @@ export interface Config {
   slowConsumerMs: number;
   /** How often an open v1 connection checks that its token is still valid (it also does at every message). */
   tokenRecheckMs: number;
+  /** Actions in one v1 message; a longer message is refused whole (`too_large`). */
+  maxActions: number;
+  /** A fix dated more than this many seconds ahead of the server clock is rejected. */
+  maxFutureSkewS: number;
+  /** A TCP line begun must end within this time (a stalled partial line closes the connection). */
+  partialTimeoutMs: number;
+  /** HTTP: time to receive a request's headers, and the whole request. */
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -77,6 +86,11 @@ const settings: Setting[] = [
   { env: 'LOCUS_SEND_BUFFER_BYTES', flag: 'send-buffer-bytes', key: 'sendBufferBytes', kind: 'int', def: 4 * 1024 * 1024, min: 1024 },
   { env: 'LOCUS_SLOW_CONSUMER_MS', flag: 'slow-consumer-ms', key: 'slowConsumerMs', kind: 'int', def: 10_000, min: 1 },
   { env: 'LOCUS_TOKEN_RECHECK_MS', flag: 'token-recheck-ms', key: 'tokenRecheckMs', kind: 'int', def: 10_000, min: 1 },
+  { env: 'LOCUS_MAX_ACTIONS', flag: 'max-actions', key: 'maxActions', kind: 'int', def: 10_000, min: 1 },
+  { env: 'LOCUS_MAX_FUTURE_SKEW_S', flag: 'max-future-skew-s', key: 'maxFutureSkewS', kind: 'int', def: 300, min: 0 },
+  { env: 'LOCUS_PARTIAL_TIMEOUT_MS', flag: 'partial-timeout-ms', key: 'partialTimeoutMs', kind: 'int', def: 30_000, min: 1 },
+  { env: 'LOCUS_HEADERS_TIMEOUT_MS', flag: 'headers-timeout-ms', key: 'headersTimeoutMs', kind: 'int', def: 20_000, min: 1 },
+  { env: 'LOCUS_REQUEST_TIMEOUT_MS', flag: 'request-timeout-ms', key: 'requestTimeoutMs', kind: 'int', def: 120_000, min: 1 },
 ];
 
 const logLevels = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
