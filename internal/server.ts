@@ -74,7 +74,12 @@ export async function start(config: Config, options: StartOptions = {}): Promise
     new Authenticator(store.tokens, config.adminToken),
     realms,
     new RateLimiter(),
-    { rateLimit: config.rateLimit, rateBurst: config.rateBurst },
+    {
+      rateLimit: config.rateLimit,
+      rateBurst: config.rateBurst,
+      authFailureRate: config.authFailureRate,
+      authFailureBurst: config.authFailureBurst,
+    },
     clock,
   );
   const objects = new ObjectService(
@@ -110,6 +115,7 @@ export async function start(config: Config, options: StartOptions = {}): Promise
         tokenRecheckMs: config.tokenRecheckMs,
         // A connection's messages under way hold at most one message's worth of text.
         pipelineChars: config.maxMessageBytes,
+        maxActions: config.maxActions,
       },
     },
     config.maxConnections,
@@ -128,13 +134,14 @@ export async function start(config: Config, options: StartOptions = {}): Promise
     maxBodyBytes: config.maxBodyBytes,
     build,
     isAccepting: () => accepting,
-    routers: [v1HttpRouter({ access, dispatcher, maxBodyBytes: config.maxBodyBytes })],
+    routers: [v1HttpRouter({ access, dispatcher, maxBodyBytes: config.maxBodyBytes, maxActions: config.maxActions })],
   });
   const server = createServer(app);
   server.keepAliveTimeout = 65_000;
   const ws = attachWebSocket(server, gateway, {
     maxMessageBytes: config.maxMessageBytes,
     idleTimeoutMs: config.idleTimeoutMs,
+    partialTimeoutMs: config.partialTimeoutMs,
     closeGraceMs,
   });
   let address: AddressInfo;
@@ -146,7 +153,10 @@ export async function start(config: Config, options: StartOptions = {}): Promise
     throw err;
   }
   try {
-    tcp = await listenTcp(gateway, { host: config.host, port: config.tcpPort, maxLineBytes: config.maxMessageBytes, closeGraceMs });
+    tcp = await listenTcp(gateway, { host: config.host, port: config.tcpPort, maxLineBytes: config.maxMessageBytes,
+      closeGraceMs,
+      partialTimeoutMs: config.partialTimeoutMs,
+    });
   } catch (err) {
     await new Promise((resolve) => server.close(resolve));
     await store.close();

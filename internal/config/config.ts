@@ -38,6 +38,9 @@ export interface Config {
   slowConsumerMs: number;
   /** How often an open v1 connection checks that its token is still valid (it also does at every message). */
   tokenRecheckMs: number;
+  /** Failed authentications per second per source address (a token bucket), and its size. */
+  authFailureRate: number;
+  authFailureBurst: number;
   /** Actions in one v1 message; a longer message is refused whole (`too_large`). */
   maxActions: number;
   /** A fix dated more than this many seconds ahead of the server clock is rejected. */
@@ -86,6 +89,8 @@ const settings: Setting[] = [
   { env: 'LOCUS_SEND_BUFFER_BYTES', flag: 'send-buffer-bytes', key: 'sendBufferBytes', kind: 'int', def: 4 * 1024 * 1024, min: 1024 },
   { env: 'LOCUS_SLOW_CONSUMER_MS', flag: 'slow-consumer-ms', key: 'slowConsumerMs', kind: 'int', def: 10_000, min: 1 },
   { env: 'LOCUS_TOKEN_RECHECK_MS', flag: 'token-recheck-ms', key: 'tokenRecheckMs', kind: 'int', def: 10_000, min: 1 },
+  { env: 'LOCUS_AUTH_FAILURE_RATE', flag: 'auth-failure-rate', key: 'authFailureRate', kind: 'int', def: 5, min: 1 },
+  { env: 'LOCUS_AUTH_FAILURE_BURST', flag: 'auth-failure-burst', key: 'authFailureBurst', kind: 'int', def: 50, min: 1 },
   { env: 'LOCUS_MAX_ACTIONS', flag: 'max-actions', key: 'maxActions', kind: 'int', def: 10_000, min: 1 },
   { env: 'LOCUS_MAX_FUTURE_SKEW_S', flag: 'max-future-skew-s', key: 'maxFutureSkewS', kind: 'int', def: 300, min: 0 },
   { env: 'LOCUS_PARTIAL_TIMEOUT_MS', flag: 'partial-timeout-ms', key: 'partialTimeoutMs', kind: 'int', def: 30_000, min: 1 },

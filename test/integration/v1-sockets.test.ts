@@ -511,7 +511,7 @@ describe('v1 connection limits and lifecycle', () => {
     }
   });
 
-  it('shutdown: every connection is told and closed with 1013 (WebSocket) before the store closes', async () => {
+  it('shutdown: every connection is told and closed with 1001 (WebSocket: going away) before the store closes', async () => {
     const h = await startHarness();
     const realm = await makeRealm(h.url, 'bye');
     const ws = await connectWs(h.url, realm.read);
@@ -522,6 +522,6 @@ describe('v1 connection limits and lifecycle', () => {
       assertMessageError(await client.next(), 'unavailable');
       await client.closed;
     }
-    assert.equal((await ws.closed).code, 1013);
+    assert.equal((await ws.closed).code, 1001);
   });
 });

@@ -6,7 +6,7 @@
 import type { BuildInfo } from '../../build-info.js';
 import { quote } from '../../domain/ids.js';
 import { isJsonObject } from '../../domain/ids.js';
-import { invalid, LocusError, type ErrorCode } from '../../errors.js';
+import { invalid, LocusError, tooLarge, type ErrorCode } from '../../errors.js';
 import type { LocusEvent } from '../../events/port.js';
 
 /** A client-chosen correlation id, echoed in the action's result. */
@@ -72,23 +72,35 @@ function parseAction(value: unknown, index: number): ParsedAction {
   return { ok: true, action };
 }
 
-/** Reads an already parsed JSON value as a message (`/v1/http` bodies arrive parsed). */
-export function parseActions(value: unknown): ParsedMessage {
+/** The default of LOCUS_MAX_ACTIONS: actions in one message. */
+export const defaultMaxActions = 10_000;
+
+/**
+ * Reads an already parsed JSON value as a message (`/v1/http` bodies arrive parsed). A
+ * message of more than `maxActions` actions is refused whole, before any is read.
+ */
+export function parseActions(value: unknown, maxActions = defaultMaxActions): ParsedMessage {
   if (!Array.isArray(value)) {
     return { ok: false, error: invalid('a message must be a JSON array of actions') };
+  }
+  if (value.length > maxActions) {
+    return {
+      ok: false,
+      error: tooLarge(`a message has ${value.length} actions; at most ${maxActions} are allowed (send several messages, or obj/blk)`),
+    };
   }
   return { ok: true, actions: value.map((item, index) => parseAction(item, index)) };
 }
 
 /** Reads one WebSocket message or TCP line. */
-export function parseMessage(text: string): ParsedMessage {
+export function parseMessage(text: string, maxActions = defaultMaxActions): ParsedMessage {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     return { ok: false, error: invalid('the message is not valid JSON', 'invalid_json') };
   }
-  return parseActions(value);
+  return parseActions(value, maxActions);
 }
 
 export function successResult(action: Action, dat: unknown, nxt?: string | null): ActionResult {

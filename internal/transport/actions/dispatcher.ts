@@ -7,7 +7,7 @@
 import type { Principal } from '../../auth/authenticator.js';
 import { parseIdAt, quote } from '../../domain/ids.js';
 import type { Realm, Scope } from '../../domain/types.js';
-import { invalid, toLocusError } from '../../errors.js';
+import { invalid, type LocusError, toLocusError } from '../../errors.js';
 import type { Access } from '../../service/access.js';
 import type { AreaService } from '../../service/areas.js';
 import { isoTime, type Clock } from '../../service/clock.js';
@@ -51,6 +51,11 @@ interface SystemHandler {
 }
 
 type Handler = RealmHandler | SystemHandler;
+
+/** How long a message runs before it lets the event loop turn (ms). */
+const sliceMs = 4;
+
+const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 type ActionTable = Readonly<Record<string, Readonly<Record<string, Handler>>>>;
 
@@ -270,28 +275,62 @@ export class Dispatcher {
 
   private async begin(actions: readonly ParsedAction[], caller: Caller, after: Promise<unknown>): Promise<Begun[]> {
     const begun: Begun[] = [];
+    // What an action that is not an ordered write waits for: the messages before (`after`)
+    // and the ordered writes begun since the last such action (every other action before
+    // it has settled, for each one waits on its own result). Kept as a list that is
+    // emptied at each wait, so a message costs O(n) in its actions, not O(n²).
+    let unsettled: Promise<unknown>[] = [after];
+    let sliceStart = performance.now();
     for (const parsed of actions) {
+      // A long message gives the event loop back now and then: health checks, other
+      // connections and timers keep their pace while it runs.
+      if (performance.now() - sliceStart > sliceMs) {
+        await yieldToEventLoop();
+        sliceStart = performance.now();
+      }
       if (!parsed.ok) {
-        begun.push({ result: Promise.resolve(errorResult(parsed.typ, parsed.act, parsed.rid, parsed.error)) });
+        // Counted like any action: invalid input is no way around the rate limit.
+        const refused = await this.refusedByRateLimit(caller.principal);
+        const error = refused ?? parsed.error;
+        begun.push({ result: Promise.resolve(errorResult(parsed.typ, parsed.act, parsed.rid, error)) });
         continue;
       }
       const handler = lookup(this.handlers, parsed.action.typ, parsed.action.act);
       const ordered = handler !== undefined && handler.scope !== null && handler.ordered === true;
       // Results never reject (failures are results).
-      if (!ordered) await Promise.all([after, ...begun.map((action) => action.result)]);
+      if (!ordered && unsettled.length > 0) {
+        await (unsettled.length === 1 ? unsettled[0] : Promise.all(unsettled));
+        unsettled = [];
+      }
       const action = await this.run(parsed.action, handler, caller);
       begun.push(action);
-      if (!ordered) await action.result;
+      if (ordered) unsettled.push(action.result);
+      else await action.result;
     }
     return begun;
+  }
+
+  /** Takes one action from the caller's rate budget; the error when there is none left. */
+  private async refusedByRateLimit(principal: Principal): Promise<LocusError | null> {
+    try {
+      await this.deps.access.countAction(principal);
+      return null;
+    } catch (err) {
+      return toLocusError(err);
+    }
   }
 
   /** Resolves once the action has begun (its realm entered, its handler called). */
   private async run(action: Action, handler: Handler | undefined, caller: Caller): Promise<Begun> {
     try {
-      if (handler === undefined) throw this.unknown(action);
+      if (handler === undefined) {
+        // An unknown action costs its caller as much as a known one.
+        await this.deps.access.countAction(caller.principal);
+        throw this.unknown(action);
+      }
       let outcome: Promise<Outcome>;
       if (handler.scope === null) {
+        await this.deps.access.countAction(caller.principal);
         outcome = handler.run(action.dat, caller);
       } else {
         const realmId = action.rea ?? caller.principal.realm;

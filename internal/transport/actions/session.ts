@@ -45,6 +45,8 @@ export interface Wire {
   /** Stops reading input (backpressure). */
   pause(): void;
   resume(): void;
+  /** The peer's address, for logs and the per-address limit on failed authentications. */
+  readonly remoteAddress: string;
 }
 
 export interface SessionLimits {
@@ -62,6 +64,8 @@ export interface SessionLimits {
    * back to back does not hold the loop for several of them at once.
    */
   pipelineChars: number;
+  /** Actions in one message (LOCUS_MAX_ACTIONS); a longer message is refused whole. */
+  maxActions: number;
 }
 
 export interface SessionDeps {
@@ -86,6 +90,9 @@ type Reply = { text: string } | { abort: LocusError };
 
 /** Messages read ahead of the one being answered before the session stops reading. */
 const maxInbox = 16;
+/** WebSocket close code 1001: the server goes away. */
+const goingAway = 1001;
+
 /** Messages started whose replies are not sent yet; the next waits for the oldest reply (see also pipelineChars). */
 const maxPipelined = 8;
 /** How often a session waiting for its send buffer to drain looks again. */
@@ -190,14 +197,21 @@ export class Session implements EventSink {
     this.onClosed(this);
   }
 
-  /** Server shutdown: lets the message being answered finish, then closes with `unavailable`. */
+  /**
+   * Server shutdown: reads no further message, lets the ones under way finish (their
+   * writes are committed and answered), then tells the client (`unavailable`) and closes:
+   * WebSocket code 1001 (going away), TCP an orderly end.
+   */
   async shutdown(): Promise<void> {
     if (this.state === 'closed') return;
     this.stopping = true;
     this.inbox.length = 0;
     if (this.pumping !== null) await this.pumping;
     await this.replies;
-    this.abort(new LocusError('unavailable', 'the server is shutting down'));
+    if (!this.ending()) {
+      this.wire.send(encodeMessageError(new LocusError('unavailable', 'the server is shutting down; reconnect shortly')));
+      this.closeWith(goingAway, 'server shutting down');
+    }
     await this.done;
   }
 
@@ -274,7 +288,7 @@ export class Session implements EventSink {
     }
     const hash = hashSecret(secret);
     try {
-      await this.deps.access.principalOf(hash);
+      await this.deps.access.principalOf(hash, this.wire.remoteAddress);
     } catch (err) {
       this.failHandshake(toLocusError(err).message);
       return;
@@ -311,6 +325,7 @@ export class Session implements EventSink {
 
   private failHandshake(message: string): void {
     if (this.state !== 'handshake') return;
+    this.deps.logger.info({ remoteAddress: this.wire.remoteAddress, reason: message }, 'v1 authentication failed');
     this.wire.send(encodeAuthFailure(message));
     this.closeWith(closeCodeOf(new LocusError('unauthorized', message)), 'unauthorized');
   }
@@ -344,7 +359,7 @@ export class Session implements EventSink {
   private async begin(text: string, earlier: Promise<void>): Promise<{ reply: Promise<Reply> }> {
     const principal = await this.principal();
     if (principal instanceof LocusError) return { reply: Promise.resolve(this.refusal(principal)) };
-    const parsed = parseMessage(text);
+    const parsed = parseMessage(text, this.deps.limits.maxActions);
     if (!parsed.ok) return { reply: Promise.resolve({ text: encodeMessageError(parsed.error) }) };
     const run = this.deps.dispatcher.start(parsed.actions, { principal, sink: this }, earlier);
     const reply = run.results.then((results): Reply => ({ text: encodeResults(results) }));
@@ -446,6 +461,11 @@ export class Session implements EventSink {
       }
       await new Promise((resolve) => setTimeout(resolve, drainPollMs));
     }
+  }
+
+  /** Closing or closed (a method: the state changes across awaits, which narrowing does not see). */
+  private ending(): boolean {
+    return this.state === 'closing' || this.state === 'closed';
   }
 
   private closeWith(code: number, reason: string): void {

@@ -14,18 +14,18 @@ import { methodNotAllowed } from '../rest/errors.js';
 
 export const v1HttpPath = '/v1/http';
 
-export function v1HttpRouter(deps: { access: Access; dispatcher: Dispatcher; maxBodyBytes: number }): Router {
+export function v1HttpRouter(deps: { access: Access; dispatcher: Dispatcher; maxBodyBytes: number; maxActions: number }): Router {
   const router = express.Router();
   router
     .route(v1HttpPath)
     .post(
       async (req, res, next) => {
-        res.locals.principal = await deps.access.authenticate(bearerSecret(req.headers.authorization));
+        res.locals.principal = await deps.access.authenticate(bearerSecret(req.headers.authorization), req.socket.remoteAddress ?? null);
         next();
       },
       ...jsonBody(deps.maxBodyBytes),
       async (req, res) => {
-        const parsed = parseActions(req.body);
+        const parsed = parseActions(req.body, deps.maxActions);
         if (!parsed.ok) throw parsed.error;
         const principal = res.locals.principal as Principal;
         const results = await deps.dispatcher.dispatch(parsed.actions, { principal, sink: null });

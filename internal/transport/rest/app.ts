@@ -55,7 +55,7 @@ const scopeFor = (method: string): Scope => (method === 'GET' || method === 'HEA
 
 function authenticate(access: Access): RequestHandler {
   return async (req, res, next) => {
-    res.locals.principal = await access.authenticate(bearerSecret(req.headers.authorization));
+    res.locals.principal = await access.authenticate(bearerSecret(req.headers.authorization), req.socket.remoteAddress ?? null);
     next();
   };
 }

@@ -21,6 +21,11 @@ export class LineFramer {
   /** `maxLineBytes`: longest line, without its terminator. */
   constructor(private readonly maxLineBytes: number) {}
 
+  /** Whether a line has begun and not ended. */
+  get partial(): boolean {
+    return this.pendingBytes > 0;
+  }
+
   push(chunk: Uint8Array): Frame[] {
     if (this.failed) return [];
     const frames: Frame[] = [];

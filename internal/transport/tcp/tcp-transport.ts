@@ -14,6 +14,8 @@ export interface TcpOptions {
   maxLineBytes: number;
   /** How long a closing connection may take to flush before it is cut. */
   closeGraceMs: number;
+  /** A line once begun must end within this time. */
+  partialTimeoutMs: number;
 }
 
 export interface TcpListener {
@@ -36,6 +38,7 @@ function socketWire(socket: Socket, closeGraceMs: number): Wire {
     },
     pause: () => socket.pause(),
     resume: () => socket.resume(),
+    remoteAddress: socket.remoteAddress ?? 'unknown',
   };
 }
 
@@ -62,13 +65,35 @@ function serve(socket: Socket, gateway: ActionGateway, options: TcpOptions): voi
       }
     }
   };
-  socket.on('data', (chunk: Buffer) => take(framer.push(chunk)));
+  // A line begun and not ended holds its bytes: a peer that stalls mid-line is closed
+  // (while the server itself has stopped reading, the wait is not the peer's).
+  let partialTimer: NodeJS.Timeout | null = null;
+  const stalled = (): void => {
+    partialTimer = null;
+    if (socket.isPaused()) {
+      partialTimer = setTimeout(stalled, options.partialTimeoutMs).unref();
+      return;
+    }
+    session.abort(new LocusError('timeout', `a line was begun and not ended within ${options.partialTimeoutMs} ms`));
+  };
+  socket.on('data', (chunk: Buffer) => {
+    take(framer.push(chunk));
+    if (!framer.partial) {
+      if (partialTimer !== null) clearTimeout(partialTimer);
+      partialTimer = null;
+    } else if (partialTimer === null) {
+      partialTimer = setTimeout(stalled, options.partialTimeoutMs).unref();
+    }
+  });
   socket.on('end', () => {
     // The peer finished sending (half-close): answer what it sent, then close our side.
     take(framer.end());
     session.receiveEnd();
   });
-  socket.on('close', () => session.closed());
+  socket.on('close', () => {
+    if (partialTimer !== null) clearTimeout(partialTimer);
+    session.closed();
+  });
 }
 
 export async function listenTcp(gateway: ActionGateway, options: TcpOptions): Promise<TcpListener> {

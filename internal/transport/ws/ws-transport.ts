@@ -22,6 +22,8 @@ export const wsPath = '/v1/ws';
 export interface WsOptions {
   maxMessageBytes: number;
   idleTimeoutMs: number;
+  /** A frame once begun must arrive whole within this time. */
+  partialTimeoutMs: number;
   closeGraceMs: number;
 }
 
@@ -34,7 +36,7 @@ export interface WsEndpoint {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-function socketWire(ws: WebSocket, closeGraceMs: number): Wire {
+function socketWire(ws: WebSocket, remoteAddress: string, closeGraceMs: number): Wire {
   return {
     send: (text) => {
       if (ws.readyState === ws.OPEN) ws.send(text);
@@ -46,6 +48,7 @@ function socketWire(ws: WebSocket, closeGraceMs: number): Wire {
     },
     pause: () => ws.pause(),
     resume: () => ws.resume(),
+    remoteAddress,
   };
 }
 
@@ -70,6 +73,36 @@ function refuse(socket: Duplex, status: number, statusText: string, err: LocusEr
   );
 }
 
+/**
+ * Bytes that arrive start a clock that a whole frame (a message, a ping, a pong) stops: a
+ * peer that sends part of a frame and stalls is closed. While the server has stopped
+ * reading the connection, the wait is not the peer's. (A chunk that ends one frame and
+ * begins the next stops the clock; a stall after that is the idle timeout's.)
+ */
+function watchPartialFrames(ws: WebSocket, socket: Duplex, session: Session, timeoutMs: number): void {
+  let timer: NodeJS.Timeout | null = null;
+  const stalled = (): void => {
+    timer = null;
+    if (ws.isPaused) {
+      timer = setTimeout(stalled, timeoutMs).unref();
+      return;
+    }
+    session.abort(new LocusError('timeout', `a frame was begun and not ended within ${timeoutMs} ms`));
+  };
+  const whole = (): void => {
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+  };
+  // Before ws reads the chunk: a frame it completes stops the clock this starts.
+  socket.prependListener('data', () => {
+    timer ??= setTimeout(stalled, timeoutMs).unref();
+  });
+  ws.on('message', whole);
+  ws.on('ping', whole);
+  ws.on('pong', whole);
+  ws.once('close', whole);
+}
+
 export function attachWebSocket(server: Server, gateway: ActionGateway, options: WsOptions): WsEndpoint {
   const wss = new WebSocketServer({ noServer: true, maxPayload: 2 * options.maxMessageBytes, perMessageDeflate: false });
   const tooLarge = new LocusError('too_large', `a message is longer than ${options.maxMessageBytes} bytes`);
@@ -88,14 +121,15 @@ export function attachWebSocket(server: Server, gateway: ActionGateway, options:
       refuse(socket, 503, 'Service Unavailable', new LocusError('unavailable', 'the server is shutting down'));
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => connect(ws));
+    wss.handleUpgrade(req, socket, head, (ws) => connect(ws, socket, req.socket.remoteAddress ?? 'unknown'));
   };
 
-  const connect = (ws: WebSocket): void => {
+  const connect = (ws: WebSocket, socket: Duplex, remoteAddress: string): void => {
     ws.on('error', () => undefined);
-    const session = gateway.open(socketWire(ws, options.closeGraceMs));
+    const session = gateway.open(socketWire(ws, remoteAddress, options.closeGraceMs));
     if (session === null) return;
     live.set(ws, session);
+    watchPartialFrames(ws, socket, session, options.partialTimeoutMs);
     if (pingEveryMs !== null) {
       const ping = (): void => {
         if (ws.readyState !== ws.OPEN) return;
