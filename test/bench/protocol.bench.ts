@@ -28,14 +28,13 @@
  * `--cpu-prof --cpu-prof-dir=/tmp/prof`); LOCUS_BENCH_SERVER_OUT names a file that gets the
  * server's output once it listens (for example with `--trace-gc`), which is dropped otherwise.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseBulkBody } from '../../internal/domain/object-input.js';
 import { openStore } from '../../internal/store/open-store.js';
-import { SERVER_NODE_OPTIONS } from '../../internal/runtime/node-options.js';
+import { startBenchServer, stopBenchServer as stopServer, type BenchServer as Server } from '../support/bench-server.js';
 import { connectTcp, connectWs, type V1Client } from '../support/v1-clients.js';
 
 const adminToken = 'bench-admin-token-0123456789';
@@ -61,62 +60,13 @@ const log = (text: string): void => {
 };
 const now = (): number => performance.timeOrigin + performance.now();
 
-interface Server {
-  child: ChildProcess;
-  httpUrl: string;
-  tcpPort: number;
-  dir: string;
-}
+const serverEnv = {
+  LOCUS_RATE_LIMIT: '1000000',
+  LOCUS_RATE_BURST: '1000000',
+  LOCUS_MAX_CONNECTIONS: String(idleConnections + fleetConnections + 100),
+};
 
-async function startServer(): Promise<Server> {
-  const dir = mkdtempSync(join(tmpdir(), 'locus-bench-'));
-  const child = spawn(process.execPath, [...SERVER_NODE_OPTIONS, ...serverArgs, 'dist/cmd/server.js'], {
-    env: {
-      ...process.env,
-      LOCUS_HOST: '127.0.0.1',
-      LOCUS_HTTP_PORT: '0',
-      LOCUS_TCP_PORT: '0',
-      LOCUS_STORE: `sqlite:${join(dir, 'locus.db')}`,
-      LOCUS_ADMIN_TOKEN: adminToken,
-      LOCUS_DEMO_REALM: 'false',
-      LOCUS_LOG_LEVEL: 'info',
-      LOCUS_RATE_LIMIT: '1000000',
-      LOCUS_RATE_BURST: '1000000',
-      LOCUS_MAX_CONNECTIONS: String(idleConnections + fleetConnections + 100),
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const address = await new Promise<{ httpUrl: string; tcpPort: number }>((resolve, reject) => {
-    let buffered: string | null = '';
-    const timer = setTimeout(() => reject(new Error('the server did not start within 10 s')), 10_000);
-    child.once('exit', (code) => reject(new Error(`the server exited with ${code}`)));
-    child.stdout?.setEncoding('utf8');
-    child.stdout?.on('data', (chunk: string) => {
-      // Once the server listens, its output (e.g. --trace-gc's) goes to LOCUS_BENCH_SERVER_OUT or nowhere.
-      if (buffered === null) return;
-      buffered += chunk;
-      for (const line of buffered.split('\n')) {
-        if (!line.includes('locus listening')) continue;
-        const entry = JSON.parse(line) as { httpUrl: string; tcpPort: number };
-        buffered = null;
-        clearTimeout(timer);
-        resolve({ httpUrl: entry.httpUrl, tcpPort: entry.tcpPort });
-        break;
-      }
-    });
-  });
-  const out = process.env.LOCUS_BENCH_SERVER_OUT;
-  if (out !== undefined && out !== '') child.stdout?.pipe(createWriteStream(out));
-  else child.stdout?.resume();
-  return { child, dir, ...address };
-}
-
-async function stopServer(server: Server): Promise<void> {
-  const exited = new Promise((resolve) => server.child.once('exit', resolve));
-  server.child.kill('SIGTERM');
-  await exited;
-  rmSync(server.dir, { recursive: true, force: true });
-}
+const startServer = (): Promise<Server> => startBenchServer({ adminToken, env: serverEnv, args: serverArgs, out: process.env.LOCUS_BENCH_SERVER_OUT });
 
 async function admin(server: Server, method: string, path: string, body?: unknown, token = adminToken): Promise<unknown> {
   const res = await fetch(server.httpUrl + path, {
