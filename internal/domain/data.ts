@@ -7,9 +7,16 @@ import type { Data, DataPatch, DataValue } from './types.js';
 export const MAX_DATA_KEYS = 1000;
 
 /**
+ * Longest string value, in UTF-16 code units. Data is a tracked object's state: each
+ * write keeps a copy in the history and its words in the search index, so a megabyte
+ * string would be stored and indexed over and over.
+ */
+export const MAX_DATA_STRING_CHARS = 16_384;
+
+/**
  * Validates data as given in a write: a plain JSON object (not an array, not null) with
  * at most 1000 keys of 1–256 UTF-8 bytes without control characters; every value is a
- * finite number, a string, a boolean or null (null removes the key in an update). A
+ * finite number, a string of at most 16,384 characters, a boolean or null (null removes the key in an update). A
  * nested object or array is a 400 naming the key. Strings must be valid Unicode (no
  * unpaired surrogates), so that every storage backend keeps them unchanged.
  * Code `invalid_data`. Built with Object.fromEntries: a key `__proto__` stays an
@@ -39,6 +46,9 @@ function parseDataValue(value: unknown, where: string, key: string): DataValue {
     return value;
   }
   if (typeof value === 'string') {
+    if (value.length > MAX_DATA_STRING_CHARS) {
+      throw invalid(`${keyPath(where, key)} is ${value.length} characters long; at most ${MAX_DATA_STRING_CHARS} are allowed`, 'invalid_data');
+    }
     if (hasLoneSurrogate(value)) {
       throw invalid(`${keyPath(where, key)} holds an unpaired UTF-16 surrogate (not valid Unicode)`, 'invalid_data');
     }
