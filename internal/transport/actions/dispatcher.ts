@@ -55,6 +55,15 @@ type Handler = RealmHandler | SystemHandler;
 /** How long a message runs before it lets the event loop turn (ms). */
 const sliceMs = 4;
 
+/** Objects written (handed to the store) before a message lets the event loop turn. */
+const sliceMaxWrites = 1000;
+
+/** The objects an ordered write hands to the store. */
+function writeWeight(action: Action): number {
+  const objects = action.dat.objects;
+  return Array.isArray(objects) ? objects.length : 1;
+}
+
 const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 type ActionTable = Readonly<Record<string, Readonly<Record<string, Handler>>>>;
@@ -281,12 +290,15 @@ export class Dispatcher {
     // emptied at each wait, so a message costs O(n) in its actions, not O(n²).
     let unsettled: Promise<unknown>[] = [after];
     let sliceStart = performance.now();
+    let sliceWrites = 0;
     for (const parsed of actions) {
       // A long message gives the event loop back now and then: health checks, other
-      // connections and timers keep their pace while it runs.
-      if (performance.now() - sliceStart > sliceMs) {
+      // connections and timers keep their pace while it runs. Writes handed to the store
+      // count too: they are committed together in the next turn, in one go.
+      if (sliceWrites >= sliceMaxWrites || performance.now() - sliceStart > sliceMs) {
         await yieldToEventLoop();
         sliceStart = performance.now();
+        sliceWrites = 0;
       }
       if (!parsed.ok) {
         // Counted like any action: invalid input is no way around the rate limit.
@@ -304,8 +316,12 @@ export class Dispatcher {
       }
       const action = await this.run(parsed.action, handler, caller);
       begun.push(action);
-      if (ordered) unsettled.push(action.result);
-      else await action.result;
+      if (ordered) {
+        unsettled.push(action.result);
+        sliceWrites += writeWeight(parsed.action);
+      } else {
+        await action.result;
+      }
     }
     return begun;
   }
