@@ -140,7 +140,7 @@ const objectsArb: fc.Arbitrary<ObjectPatch[]> = fc
 
 const condition: fc.Arbitrary<FilterCondition> = fc.record({
   field: fc.constantFrom(...DATA_KEYS, 'id', 'label', 'missing'),
-  op: fc.constantFrom('=', '!=', '>', '<'),
+  op: fc.constantFrom('=', '!=', '>', '<', '>=', '<='),
   value: fc.oneof(dataValue, fc.constant(null), fc.constantFrom('Z', 'a/', '😀', 'Truck 1')),
 });
 const filterArb = fc.array(condition, { maxLength: 3 });
