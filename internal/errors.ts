@@ -23,6 +23,8 @@ export const errorCatalogue = {
   conflict: { status: 409 },
   too_large: { status: 413, closeCode: 1009 },
   unsupported_media_type: { status: 415 },
+  /** A plain HTTP request to the WebSocket endpoint. */
+  upgrade_required: { status: 426 },
   /** A connection sent nothing within the handshake or idle timeout (v1 WebSocket/TCP). */
   timeout: { status: 408, closeCode: 4408 },
   rate_limited: { status: 429, closeCode: 4429 },

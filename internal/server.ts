@@ -85,7 +85,7 @@ export async function start(config: Config, options: StartOptions = {}): Promise
   const objects = new ObjectService(
     store,
     clock,
-    { maxBulk: config.maxBulk, maxPage: config.maxPage, maxFilterConditions: config.maxFilterConditions, maxVertices: config.maxVertices },
+    { maxBulk: config.maxBulk, maxPage: config.maxPage, maxFilterConditions: config.maxFilterConditions, maxVertices: config.maxVertices, maxFutureSkewS: config.maxFutureSkewS },
     listener,
   );
   const areas = new AreaService(store, { maxPage: config.maxPage, maxVertices: config.maxVertices }, listener);

@@ -5,14 +5,16 @@
  *
  * Grammar (docs/api.md, "Filters"):
  * - Conditions are separated by commas; all must hold. An empty text is no filter.
- * - A condition is `<field><op><value>`. The operator is the first of `!=`, `=`, `>`, `<`
- *   found scanning left to right, `!=` winning over `=` at the same position: `a>=5` is
- *   field `a`, operator `>`, value the bare string `=5`. A field name therefore never
- *   holds `,`, `=`, `<`, `>` or the pair `!=`; it must not be empty.
+ * - A condition is `<field><op><value>`. The operator is the first of `!=`, `>=`, `<=`,
+ *   `=`, `>`, `<` found scanning left to right, the two-character operator winning at the
+ *   same position: `a>=5` is field `a`, operator `>=`, value 5. A field name therefore
+ *   never holds `,`, `=`, `<`, `>` or the pair `!=`; it must not be empty.
  * - The value is `true`, `false`, `null`, a JSON number (`5`, `-1.5e3`; `05`, `.5`, `+1`
  *   are not JSON numbers), a JSON string in double quotes (may hold commas, operators and
  *   JSON escapes; it must be followed by a comma or the end), or else a bare string taken
- *   as written up to the next comma (possibly empty: `a=` compares with ""). Nothing is
+ *   as written up to the next comma (possibly empty: `a=` compares with ""). A bare value
+ *   must not begin with an operator character (`=`, `<`, `>`, `!`): `a>==5` would read
+ *   as a typo of `a>=5`, so such a value is written quoted (`a>"=5"`). Nothing is
  *   trimmed: `a = 5` is field `a ` and the bare string ` 5`. Everything is case-sensitive.
  */
 import { invalid, type LocusError } from '../errors.js';
@@ -22,7 +24,7 @@ import type { DataValue, FilterCondition, FilterOp, TrackedObject } from './type
 /** A JSON number (RFC 8259 grammar), nothing around it. */
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
-const GRAMMAR_HINT = 'a condition is <field><op><value> with op one of !=, =, >, <';
+const GRAMMAR_HINT = 'a condition is <field><op><value> with op one of !=, >=, <=, =, >, <';
 
 function conditionError(index: number, text: string, reason: string): LocusError {
   return invalid(`filter condition ${index} (${quote(text)}) ${reason}`, 'invalid_filter');
@@ -35,14 +37,22 @@ function findOperator(text: string, start: number): [number, FilterOp] | null {
     if (c === 0x2c /* , */) return null;
     if (c === 0x21 /* ! */ && text.charCodeAt(i + 1) === 0x3d /* = */) return [i, '!='];
     if (c === 0x3d) return [i, '='];
-    if (c === 0x3e) return [i, '>'];
-    if (c === 0x3c) return [i, '<'];
+    const equalsNext = text.charCodeAt(i + 1) === 0x3d;
+    if (c === 0x3e /* > */) return equalsNext ? [i, '>='] : [i, '>'];
+    if (c === 0x3c /* < */) return equalsNext ? [i, '<='] : [i, '<'];
   }
   return null;
 }
 
 /** The typed value of an unquoted value text. */
 function bareValue(raw: string, index: number, condition: string): DataValue {
+  if (/^[=<>!]/.test(raw)) {
+    throw conditionError(
+      index,
+      condition,
+      `has a bare value that begins with an operator character (=, <, >, !); write it as the quoted string ${quote(raw)}`,
+    );
+  }
   if (raw === 'true') return true;
   if (raw === 'false') return false;
   if (raw === 'null') return null;
@@ -162,12 +172,16 @@ function matchesOne(actual: DataValue | undefined, op: FilterOp, value: DataValu
     case '!=':
       return value === null ? actual !== undefined && actual !== null : actual !== value;
     case '>':
-    case '<': {
+    case '<':
+    case '>=':
+    case '<=': {
       let order: number;
       if (typeof actual === 'number' && typeof value === 'number') order = actual < value ? -1 : actual > value ? 1 : 0;
       else if (typeof actual === 'string' && typeof value === 'string') order = compareCodePoints(actual, value);
       else return false;
-      return op === '>' ? order > 0 : order < 0;
+      if (op === '>') return order > 0;
+      if (op === '<') return order < 0;
+      return op === '>=' ? order >= 0 : order <= 0;
     }
   }
 }
@@ -175,8 +189,9 @@ function matchesOne(actual: DataValue | undefined, op: FilterOp, value: DataValu
 /**
  * True when the object meets every condition. `=`/`!=` compare type and value (5 never
  * equals "5"); `!=` also matches a missing field; `=null` matches a missing or null field,
- * `!=null` a present, non-null one. `>`/`<` compare numbers with numbers and strings with
- * strings in code point order, never across types, on null or on a missing field.
+ * `!=null` a present, non-null one. `>`, `<`, `>=`, `<=` compare numbers with numbers and
+ * strings with strings in code point order, never across types, on null or on a missing
+ * field (so `>=` is not "not `<`").
  */
 export function matchesFilter(obj: TrackedObject, conditions: readonly FilterCondition[]): boolean {
   for (const { field, op, value } of conditions) {

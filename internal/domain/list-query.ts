@@ -1,5 +1,5 @@
 /** Parsing of list parameters shared by REST query strings and v1 `lis`/`sea`/`his` payloads. */
-import { invalid } from '../errors.js';
+import { invalid, type ErrorCode } from '../errors.js';
 import { parseFilter } from './filter.js';
 import { parseShape, parseShapeParam } from './shape.js';
 import { normalizeTime } from './time.js';
@@ -57,6 +57,22 @@ export function parseFields(value: unknown): string[] | null {
     out.push(name);
   }
   return [...new Set(out)];
+}
+
+/** The code of a bad value of each query parameter (invalid_query for the others). */
+const PARAM_CODES: Readonly<Record<string, ErrorCode>> = { filter: 'invalid_filter', shape: 'invalid_shape', cursor: 'invalid_cursor' };
+
+/**
+ * Rejects a query string parameter given more than once (`limit=1&limit=2`), which a
+ * query string parser gives as an array: which of the values was meant is not known.
+ */
+export function rejectRepeatedParams(params: Record<string, unknown>): void {
+  for (const [key, value] of Object.entries(params)) {
+    if (Array.isArray(value)) {
+      const times = value.length === 2 ? 'twice' : `${value.length} times`;
+      throw invalid(`parameter \`${key.slice(0, 64)}\` given ${times}; give each query parameter once`, PARAM_CODES[key] ?? 'invalid_query');
+    }
+  }
 }
 
 /** Rejects parameters this endpoint does not know, so that a typo is not silently ignored. */

@@ -22,8 +22,19 @@ export function parseLabel(value: unknown, path: string): string | null {
   return value;
 }
 
+/**
+ * How far ahead of the server clock a fix may be dated. Fixes never replace newer ones,
+ * so one dated years ahead would stay the current location for good.
+ */
+export interface FutureLimit {
+  /** The latest time accepted: the server time plus `skewS` (normalised ISO 8601). */
+  latest: string;
+  /** The allowed skew in seconds (LOCUS_MAX_FUTURE_SKEW_S), for the message. */
+  skewS: number;
+}
+
 /** The optional label/location/data of an object body or bulk entry at `where` ('' is the top level). */
-function parseFields(object: Record<string, unknown>, where: string, now: string, patch: ObjectPatch): ObjectPatch {
+function parseFields(object: Record<string, unknown>, where: string, now: string, patch: ObjectPatch, future: FutureLimit | undefined): ObjectPatch {
   // The known keys are plain names: their paths need no keyPath.
   const at = (key: string): string => (where === '' ? key : `${where}.${key}`);
   for (const key of Object.keys(object)) {
@@ -40,6 +51,14 @@ function parseFields(object: Record<string, unknown>, where: string, now: string
           throw invalid(`${at(key)} must be a location object; null is not allowed (omit the key to keep the location)`, 'invalid_location');
         }
         patch.location = parseLocation(value, now, at(key));
+        // Normalised times of the years 0000–9999 order as their text does.
+        if (future !== undefined && patch.location.time > future.latest) {
+          const whose = where === '' ? '' : ` (object ${quote(patch.id)})`;
+          throw invalid(
+            `${at(key)}.time${whose} is ${patch.location.time}, more than ${future.skewS} s ahead of the server clock (${now}); a fix may be dated at most ${future.skewS} s in the future`,
+            'invalid_location',
+          );
+        }
         break;
       case 'data':
         patch.data = parseDataPatch(value, at(key));
@@ -55,9 +74,9 @@ function parseFields(object: Record<string, unknown>, where: string, now: string
  * The body of a single create-or-update: a JSON object with optional label (string ≤ 1024
  * characters, or null to clear), location (a fix; null is a 400) and data (merged; null
  * removes a key). An `id` key is allowed only when it equals the path id. A location
- * without time is stamped `now`.
+ * without time is stamped `now`; one dated after `future.latest` is `invalid_location`.
  */
-export function parseObjectBody(body: unknown, pathId: string, now: string): ObjectPatch {
+export function parseObjectBody(body: unknown, pathId: string, now: string, future?: FutureLimit): ObjectPatch {
   const id = parseId(pathId, 'object');
   const object = requireObject(body, '', 'invalid_request');
   const given = object.id;
@@ -67,15 +86,16 @@ export function parseObjectBody(body: unknown, pathId: string, now: string): Obj
       'invalid_id',
     );
   }
-  return parseFields(object, '', now, { id });
+  return parseFields(object, '', now, { id }, future);
 }
 
 /**
  * The body of a bulk write: `{"objects": [...]}` and nothing else. More than `maxEntries`
  * entries is `too_large`. Each entry: id required, optional label, location and data as
- * in parseObjectBody. Any invalid entry rejects the whole request, naming `objects[i]`.
+ * in parseObjectBody. Any invalid entry rejects the whole request, naming `objects[i]`
+ * (and its id when its fix is dated too far ahead).
  */
-export function parseBulkBody(body: unknown, now: string, maxEntries: number): ObjectPatch[] {
+export function parseBulkBody(body: unknown, now: string, maxEntries: number, future?: FutureLimit): ObjectPatch[] {
   const object = requireObject(body, '', 'invalid_request');
   for (const key of Object.keys(object)) {
     if (key !== 'objects') throw invalid(`unknown key ${quote(key)} in the request body; a bulk body is {"objects": [...]}`);
@@ -95,6 +115,6 @@ export function parseBulkBody(body: unknown, now: string, maxEntries: number): O
     const fields = requireObject(entry, where, 'invalid_request');
     if (fields.id === undefined) throw invalid(`${where}.id is required`, 'invalid_id');
     const id = parseIdAt(fields.id, `${where}.id`);
-    return parseFields(fields, where, now, { id });
+    return parseFields(fields, where, now, { id }, future);
   });
 }

@@ -139,7 +139,14 @@ export function parseShapeAt(value: unknown, maxVertices: number, where: string)
       const e = coordinate(get('e'), at('e'), 'longitude');
       const s = coordinate(get('s'), at('s'), 'latitude');
       // w > e is allowed: the rectangle crosses the antimeridian.
-      if (s > n) throw fail(`${where} has its south edge (s = ${s}) north of its north edge (n = ${n}); s must be ≤ n`);
+      if (s > n) throw fail(`${where} has its south edge (s = ${s}) north of its north edge (n = ${n}); s must be < n`);
+      // Zero area is rejected as it is for polygons: an area nothing can enter, a query
+      // box that finds only what lies exactly on a line (a small circle finds a point).
+      if (s === n) throw fail(`${where} encloses zero area: its south and north edges are equal (s = n = ${s}); s must be < n`);
+      // A crossing rectangle from 180 to -180 is as narrow as one from 10 to 10.
+      if (w === e || (w === 180 && e === -180)) {
+        throw fail(`${where} encloses zero area: its west and east edges are the same meridian (w = ${w}, e = ${e})`);
+      }
       return { w, n, e, s };
     }
     case 'polygon':
@@ -150,7 +157,8 @@ export function parseShapeAt(value: unknown, maxVertices: number, where: string)
 /**
  * Validates a shape: exactly one kind, told by its keys — circle {cx, cy, r}, rectangle
  * {w, n, e, s} or polygon {points}. Longitudes −180..180, latitudes −90..90, finite
- * numbers; 0 < r ≤ 20,037,509 m; rectangle s ≤ n (w > e crosses the antimeridian);
+ * numbers; 0 < r ≤ 20,037,509 m; rectangle s < n and w ≠ e, no zero area (w > e
+ * crosses the antimeridian);
  * polygon: at most `maxVertices` [lon, lat] pairs, at least 3 distinct vertices, a
  * closing vertex equal to the first is dropped, no zero area, no self-intersection.
  * The result holds only the canonical keys. Code `invalid_shape`.

@@ -140,7 +140,7 @@ export interface TokenRecord {
 
 export type ConnectionStatus = 'con' | 'dis';
 
-export type FilterOp = '=' | '!=' | '>' | '<';
+export type FilterOp = '=' | '!=' | '>' | '<' | '>=' | '<=';
 
 /**
  * One condition of a list filter. `field` names a data property, or the object's

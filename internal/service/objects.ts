@@ -9,7 +9,7 @@ import {
   parseShapeValue,
   rejectUnknownParams,
 } from '../domain/list-query.js';
-import { parseBulkBody, parseObjectBody } from '../domain/object-input.js';
+import { parseBulkBody, parseObjectBody, type FutureLimit } from '../domain/object-input.js';
 import { parseSearchQuery } from '../domain/search.js';
 import type { Location, ObjectChange, Realm } from '../domain/types.js';
 import { notFound } from '../errors.js';
@@ -25,7 +25,12 @@ export interface ObjectLimits {
   maxFilterConditions?: number;
   /** Most vertices of a polygon shape (LOCUS_MAX_POLYGON_VERTICES; default 10,000). */
   maxVertices?: number;
+  /** Most seconds a fix may be dated ahead of the server clock (LOCUS_MAX_FUTURE_SKEW_S; default 300). */
+  maxFutureSkewS?: number;
 }
+
+/** The last instant ISO 8601 text can hold (normalizeTime's years 0000–9999). */
+const LAST_INSTANT_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 export interface ObjectPage {
   entries: ObjectListEntry[];
@@ -49,6 +54,9 @@ const searchParams = ['q', 'limit'] as const;
 const historyParams = ['from', 'to', 'limit', 'cursor', 'order'] as const;
 
 export class ObjectService {
+  /** The future limit of the last clock reading (isoTime's reason: many writes share a millisecond). */
+  private future: { nowMs: number; limit: FutureLimit } | null = null;
+
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
@@ -63,8 +71,9 @@ export class ObjectService {
    */
   async upsert(realm: Realm, id: string, body: unknown): Promise<ObjectChange> {
     const objectId = parseId(id, 'object');
-    const now = isoTime(this.clock());
-    const patch = parseObjectBody(body, objectId, now);
+    const nowMs = this.clock();
+    const now = isoTime(nowMs);
+    const patch = parseObjectBody(body, objectId, now, this.futureLimit(nowMs));
     const changes = await this.store.objects.upsertMany(realm.id, [patch], now);
     const [change] = changes;
     if (change === undefined) throw new Error('store returned no change for a single upsert');
@@ -74,11 +83,21 @@ export class ObjectService {
 
   /** Creates or updates a batch atomically; returns the number of entries and one change per id. */
   async bulk(realm: Realm, body: unknown): Promise<{ count: number; changes: ObjectChange[] }> {
-    const now = isoTime(this.clock());
-    const patches = parseBulkBody(body, now, this.limits.maxBulk);
+    const nowMs = this.clock();
+    const now = isoTime(nowMs);
+    const patches = parseBulkBody(body, now, this.limits.maxBulk, this.futureLimit(nowMs));
     const changes = patches.length === 0 ? [] : await this.store.objects.upsertMany(realm.id, patches, now);
     if (changes.length > 0) this.listener.objectsChanged(realm.id, changes);
     return { count: patches.length, changes };
+  }
+
+  /** The latest fix time accepted at `nowMs`. */
+  private futureLimit(nowMs: number): FutureLimit {
+    if (this.future?.nowMs === nowMs) return this.future.limit;
+    const skewS = this.limits.maxFutureSkewS ?? 300;
+    const latest = new Date(Math.min(nowMs + skewS * 1000, LAST_INSTANT_MS)).toISOString();
+    this.future = { nowMs, limit: { latest, skewS } };
+    return this.future.limit;
   }
 
   async get(realm: Realm, id: string): Promise<ObjectView> {

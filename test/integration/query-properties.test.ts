@@ -12,7 +12,7 @@
  * missing fields, ids that JavaScript and code point order sort differently.
  */
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { compareCodePoints, matchesFilter } from '../../internal/domain/filter.js';
 import { matchesSearch, searchWords } from '../../internal/domain/search.js';
@@ -22,31 +22,68 @@ import { containsPoint } from '../../internal/geo/contains.js';
 import type { Store } from '../../internal/store/port.js';
 import { openSqliteStore } from '../../internal/store/sqlite/sqlite-store.js';
 import { PAST_BUFFER_FIXES } from '../../internal/store/sqlite/history-rows.js';
-import { assertHistoryPages, historyStores as smallChunkStores } from '../support/history-stores.js';
+import { assertHistoryPages, historyStoreName, openHistoryStore } from '../support/history-stores.js';
 
 const NOW = '2024-05-01T12:00:00.000Z';
 const TIME = '2024-05-01T10:00:00.000Z';
 
-// Two stores: the default plan choice, and one whose shape queries always take the id-ordered plan.
-const stores: { name: string; store: Store }[] = [
-  { name: 'auto plan', store: openSqliteStore(':memory:') },
-  { name: 'ordered plan', store: openSqliteStore(':memory:', { spatialCap: () => 1 }) },
-  { name: 'spatial plan', store: openSqliteStore(':memory:', { spatialCap: () => 1e9 }) },
+// Each SQLite store runs two worker threads, and each thread's stdout and stderr are piped
+// into the process's: stores opened all at once at import time left 16 pipes on stdout
+// before the test runner added its reporter's, which then warned of a listener leak
+// (MaxListenersExceededWarning). So every store opens only for the tests that use it.
+// The default store serves most tests; the others are opened by their own describe/it.
+const open = {
+  auto: (): Store => openSqliteStore(':memory:'),
+  ordered: (): Store => openSqliteStore(':memory:', { spatialCap: () => 1 }),
+  spatial: (): Store => openSqliteStore(':memory:', { spatialCap: () => 1e9 }),
+};
+let defaultStore: Store | undefined;
+const mainStore = (): Store => (defaultStore ??= open.auto());
+after(async () => {
+  await defaultStore?.close();
+});
+
+/** Opens `make()` before the tests of the enclosing describe and closes it after them. */
+function scopedStore(make: () => Store, shared = false): () => Store {
+  let store: Store | undefined;
+  before(() => {
+    store = shared ? mainStore() : make();
+  });
+  after(async () => {
+    if (!shared) await store?.close();
+  });
+  return () => {
+    if (store === undefined) throw new Error('store not open');
+    return store;
+  };
+}
+
+// Three plans: the default choice, one whose shape queries always take the id-ordered
+// plan, and one that always takes the spatial plan.
+const plans: { name: string; make: () => Store; shared: boolean }[] = [
+  { name: 'auto plan', make: open.auto, shared: true },
+  { name: 'ordered plan', make: open.ordered, shared: false },
+  { name: 'spatial plan', make: open.spatial, shared: false },
 ];
 // History: the default store, and stores whose object rows hold fewer past fixes before
 // these move to the history table (1: each at once), so that every run moves some.
-const historyStores: { name: string; store: Store }[] = [
-  { name: `${PAST_BUFFER_FIXES} held`, store: (stores[0] as { store: Store }).store },
-  ...[1, 2, 3].map((held) => ({ name: `${held} held`, store: openSqliteStore(':memory:', { pastBuffer: held }) })),
+const historyPlans: { name: string; make: () => Store; shared: boolean }[] = [
+  { name: `${PAST_BUFFER_FIXES} held`, make: open.auto, shared: true },
+  ...[1, 2, 3].map((held) => ({ name: `${held} held`, make: (): Store => openSqliteStore(':memory:', { pastBuffer: held }), shared: false })),
   // Small chunks of `history` (history-chunks.ts): the times below are 1 ms, 1 s and 1 h apart.
-  ...smallChunkStores([
+  ...[
     { held: 1, span: 1000, fixes: 2 },
     { held: 2, span: 0, fixes: 3 },
-  ]),
+  ].map((limits) => ({
+    name: historyStoreName(limits),
+    make: (): Store => openHistoryStore(limits),
+    shared: false,
+  })),
 ];
-after(async () => {
-  for (const { store } of [...stores, ...historyStores.slice(1)]) await store.close();
-});
+
+// The warning above is emitted on a later tick: collect warnings from import time on.
+const warnings: Error[] = [];
+process.on('warning', (warning) => warnings.push(warning));
 
 let realmCounter = 0;
 const freshRealm = (): string => `realm-${++realmCounter}`;
@@ -103,7 +140,7 @@ const objectsArb: fc.Arbitrary<ObjectPatch[]> = fc
 
 const condition: fc.Arbitrary<FilterCondition> = fc.record({
   field: fc.constantFrom(...DATA_KEYS, 'id', 'label', 'missing'),
-  op: fc.constantFrom('=', '!=', '>', '<'),
+  op: fc.constantFrom('=', '!=', '>', '<', '>=', '<='),
   value: fc.oneof(dataValue, fc.constant(null), fc.constantFrom('Z', 'a/', '😀', 'Truck 1')),
 });
 const filterArb = fc.array(condition, { maxLength: 3 });
@@ -222,8 +259,9 @@ const show = (value: unknown): string => JSON.stringify(value);
 // --- properties ------------------------------------------------------------------------
 
 void describe('query engine against brute-force oracles', () => {
-  for (const { name, store } of stores) {
+  for (const { name, make, shared } of plans) {
     void describe(name, () => {
+      const storeOf = scopedStore(make, shared);
       void it('filters, shapes and both combined, over every page: the oracle ids in code point order', async () => {
         await fc.assert(
           fc.asyncProperty(
@@ -233,6 +271,7 @@ void describe('query engine against brute-force oracles', () => {
               maxLength: 6,
             }),
             async (patches, queries) => {
+              const store = storeOf();
               const realm = freshRealm();
               if (patches.length > 0) await store.objects.upsertMany(realm, patches, NOW);
               const objects = patches.map(stored);
@@ -250,6 +289,7 @@ void describe('query engine against brute-force oracles', () => {
       void it('shapes only, many per data set: the oracle ids', async () => {
         await fc.assert(
           fc.asyncProperty(objectsArb, fc.array(shapeArb, { minLength: 1, maxLength: 12 }), async (patches, shapes) => {
+            const store = storeOf();
             const realm = freshRealm();
             if (patches.length > 0) await store.objects.upsertMany(realm, patches, NOW);
             const objects = patches.map(stored);
@@ -266,7 +306,7 @@ void describe('query engine against brute-force oracles', () => {
   }
 
   void it('projections (fields): each object with the named fields of its data, in their order, and nothing else', async () => {
-    const { store } = stores[0] as { store: Store };
+    const store = mainStore();
     // Keys that need quoting in a JSON path, JSON escapes, `__proto__`, and any text.
     const key = fc.oneof(fc.constantFrom(...DATA_KEYS, '__proto__', 'a\\b', '$', '[0]', 'é', ''), fc.string({ maxLength: 4 }));
     const value = fc.oneof(dataValue, fc.string({ unit: 'binary', maxLength: 6 }), fc.constantFrom(1e21, 2 ** 60 + 256, 0.1, -0));
@@ -297,7 +337,7 @@ void describe('query engine against brute-force oracles', () => {
   void it('objects on shape vertices, on edges, at the poles and at ±180 are inside', async () => {
     // Deterministic companions of the random runs: every vertex of a grid polygon and every
     // corner of a rectangle (also across the antimeridian) is stored as a point and found.
-    const { store } = stores[0] as { store: Store };
+    const store = mainStore();
     await fc.assert(
       fc.asyncProperty(fc.oneof(gridPolygon.filter(valid), shapeArb.filter((s) => 'w' in s)), async (shape) => {
         const realm = freshRealm();
@@ -323,7 +363,7 @@ void describe('query engine against brute-force oracles', () => {
   });
 
   void it('search: the set of objects matchesSearch accepts', async () => {
-    const { store } = stores[0] as { store: Store };
+    const store = mainStore();
     const vocabulary = [
       'Tractor',
       'tractor',
@@ -379,7 +419,9 @@ void describe('query engine against brute-force oracles', () => {
     );
   });
 
-  for (const { name, store } of historyStores) {
+  for (const { name, make, shared } of historyPlans) {
+  void describe(`history (${name})`, () => {
+  const storeOf = scopedStore(make, shared);
   void it(`history (${name}): pages in either order, bounded and paged, give the fixes the write, retention and delete rules leave`, async () => {
     // Oracle: per object, the fixes by time (a later write of an equal time replaces the
     // earlier one); retention removes those before its cut, the current one included (it
@@ -401,6 +443,7 @@ void describe('query engine against brute-force oracles', () => {
     });
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 12 }), fc.array(query, { minLength: 1, maxLength: 6 }), async (ops, queries) => {
+        const store = storeOf();
         const realm = freshRealm();
         const oracle = new Map<string, Map<string, Location>>();
         let writes = 0;
@@ -443,8 +486,14 @@ void describe('query engine against brute-force oracles', () => {
           await assertHistoryPages(store, realm, q.id, oracle.get(q.id)?.values() ?? [], { order: q.order, limit: q.limit, from, to }, `history of ${q.id} ${show(q)}`);
         }
       }),
-      { numRuns: store === stores[0]?.store ? 300 : 150 },
+      { numRuns: shared ? 300 : 150 },
     );
   });
+  });
   }
+
+  void it('opening its stores leaves no listener-leak warning (MaxListenersExceededWarning)', async () => {
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(warnings.filter((w) => w.name === 'MaxListenersExceededWarning').map((w) => w.message), []);
+  });
 });

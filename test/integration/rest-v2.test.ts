@@ -61,7 +61,7 @@ const scenarios: Scenario[] = [
     path: '/v2/realm/r1/object/vehicle%2F17',
     body: { label: 'Truck', location: loc(13.4, 52.5), data: { speed: 10, color: 'red', ok: true } },
     status: 200,
-    json: { result: 'success' },
+    json: { id: 'vehicle/17', result: 'success' },
   },
   {
     name: 'read it back: time stamped with the receive time, connected',
@@ -83,7 +83,7 @@ const scenarios: Scenario[] = [
     path: '/v2/realm/r1/object/vehicle%2F17',
     body: { data: { color: null, fuel: 0.5, missing: null } },
     status: 200,
-    json: { result: 'success' },
+    json: { id: 'vehicle/17', result: 'success' },
   },
   {
     name: 'merged data visible',
@@ -101,7 +101,7 @@ const scenarios: Scenario[] = [
     path: '/v2/realm/r1/object/vehicle%2F17',
     body: { id: 'vehicle/17', label: null },
     status: 200,
-    json: { result: 'success' },
+    json: { id: 'vehicle/17', result: 'success' },
   },
   {
     name: 'label cleared',
@@ -116,7 +116,7 @@ const scenarios: Scenario[] = [
     path: '/v2/realm/r1/object/plain',
     body: {},
     status: 200,
-    json: { result: 'success' },
+    json: { id: 'plain', result: 'success' },
   },
   {
     name: 'plain object read',
@@ -363,13 +363,14 @@ const scenarios: Scenario[] = [
     code: 'invalid_json',
   },
   {
-    name: 'a JSON scalar body is a 400',
+    name: 'a JSON scalar body is a 400 that says the body must be an object, not that it is malformed',
     method: 'PUT',
     path: '/v2/realm/r1/object/x',
     rawBody: '"label"',
     headers: { 'content-type': 'application/json' },
     status: 400,
-    code: 'invalid_json',
+    code: 'invalid_request',
+    check: (r) => assert.equal(r.json.error.message, 'the request body must be a JSON object (got the string "label")'),
   },
   { name: 'an id over 256 bytes is a 400', method: 'PUT', path: `/v2/realm/r1/object/${'é'.repeat(129)}`, body: {}, status: 400, code: 'invalid_id' },
   { name: 'a control character in an id is a 400', method: 'PUT', path: '/v2/realm/r1/object/a%07b', body: {}, status: 400, code: 'invalid_id' },
@@ -681,7 +682,7 @@ const scenarios: Scenario[] = [
   { name: 'deleting it again is a 404', method: 'DELETE', path: '/v2/realm/r1/area/pacific', status: 404, code: 'not_found' },
 
   // --- deletes
-  { name: 'delete an object', method: 'DELETE', path: '/v2/realm/r1/object/vehicle%2F17', status: 200, json: { result: 'success' } },
+  { name: 'delete an object', method: 'DELETE', path: '/v2/realm/r1/object/vehicle%2F17', status: 200, json: { id: 'vehicle/17', result: 'success' } },
   { name: 'a deleted object is gone', method: 'GET', path: '/v2/realm/r1/object/vehicle%2F17', status: 404, code: 'not_found' },
   { name: 'deleting it again is a 404', method: 'DELETE', path: '/v2/realm/r1/object/vehicle%2F17', status: 404, code: 'not_found' },
   { name: 'realm r2 never sees r1 objects', method: 'GET', path: '/v2/realm/r2/object/bus%2F1', token: 'r2write', status: 404, code: 'not_found' },

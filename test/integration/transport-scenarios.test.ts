@@ -219,6 +219,13 @@ const steps: Step[] = [
   { name: 'a latitude out of range', op: 'upd', id: 'bad', dat: { location: { longitude: 0, latitude: 95 } }, code: 'invalid_location' },
   { name: 'an unknown key in the body', op: 'upd', id: 'bad', dat: { colour: 'red' }, code: 'invalid_request' },
   { name: 'a nested data value', op: 'upd', id: 'bad', dat: { data: { a: { b: 1 } } }, code: 'invalid_data' },
+  { name: 'a fix dated far in the future (9999-12-31)', op: 'upd', id: 'bad', dat: { location: loc(0, 0, '9999-12-31T00:00:00Z') }, code: 'invalid_location' },
+  {
+    name: 'a bulk with one fix dated far in the future writes nothing',
+    op: 'blk',
+    dat: { objects: [{ id: 'ok', location: loc(0, 0, t(5)) }, { id: 'late', location: loc(0, 0, '9999-12-31T00:00:00Z') }] },
+    code: 'invalid_location',
+  },
   { name: 'a bulk with one invalid entry writes nothing', op: 'blk', dat: { objects: [{ id: 'ok' }, { id: 'bad', location: { latitude: 1 } }] }, code: 'invalid_location' },
   {
     name: 'more bulk entries than the limit',

@@ -10,12 +10,19 @@ export interface HistoryLimits {
   fixes: number;
 }
 
+/** The name of a test store with these history limits. */
+export function historyStoreName({ held, span, fixes }: HistoryLimits): string {
+  return `${held} held, chunks of ${fixes} within ${span} ms`;
+}
+
+/** An in-memory store with small history limits (history-chunks.ts). */
+export function openHistoryStore({ held, span, fixes }: HistoryLimits): SqliteStore {
+  return openSqliteStore(':memory:', { pastBuffer: held, chunks: { span, fixes } });
+}
+
 /** In-memory stores with small history limits (history-chunks.ts), named by them. */
 export function historyStores(limits: readonly HistoryLimits[]): { name: string; store: SqliteStore }[] {
-  return limits.map(({ held, span, fixes }) => ({
-    name: `${held} held, chunks of ${fixes} within ${span} ms`,
-    store: openSqliteStore(':memory:', { pastBuffer: held, chunks: { span, fixes } }),
-  }));
+  return limits.map((l) => ({ name: historyStoreName(l), store: openHistoryStore(l) }));
 }
 
 /** A history query of the property tests: order, optional bounds (normalised times), page size. */

@@ -451,6 +451,32 @@ describe('parseBulkBody', () => {
   });
 });
 
+describe('fixes dated ahead of the server clock (FutureLimit)', () => {
+  const future = { latest: '2024-05-01T12:05:00.000Z', skewS: 300 };
+  const at = (time: string): Record<string, unknown> => ({ longitude: 1, latitude: 2, time });
+
+  it('accepts a fix up to the limit, and one without time (stamped now)', () => {
+    assert.equal(parseObjectBody({ location: at('2024-05-01T12:05:00Z') }, 'o', NOW, future).location?.time, '2024-05-01T12:05:00.000Z');
+    assert.equal(parseObjectBody({ location: at('2024-05-01T14:04:59+02:00') }, 'o', NOW, future).location?.time, '2024-05-01T12:04:59.000Z');
+    assert.equal(parseObjectBody({ location: { longitude: 1, latitude: 2 } }, 'o', NOW, future).location?.time, NOW);
+  });
+
+  it('rejects a later one as invalid_location, naming the field, the time and the limit', () => {
+    rejects(
+      () => parseObjectBody({ location: at('9999-12-31T00:00:00Z') }, 'o', NOW, future),
+      'invalid_location',
+      'location.time is 9999-12-31T00:00:00.000Z, more than 300 s ahead of the server clock (2024-05-01T12:00:00.000Z); a fix may be dated at most 300 s in the future',
+    );
+    rejects(() => parseObjectBody({ location: at('2024-05-01T12:05:00.001Z') }, 'o', NOW, future), 'invalid_location', /^location\.time is/);
+  });
+
+  it('in a bulk, names the entry by index and id; no limit given, none applies', () => {
+    const body = { objects: [{ id: 'a', location: at('2024-05-01T12:00:00Z') }, { id: 'b/1', location: at('2030-01-01T00:00:00Z') }] };
+    rejects(() => parseBulkBody(body, NOW, 10, future), 'invalid_location', /^objects\[1\]\.location\.time \(object "b\/1"\) is 2030-01-01T00:00:00\.000Z, more than 300 s ahead/);
+    assert.equal(parseBulkBody(body, NOW, 10).length, 2);
+  });
+});
+
 describe('parseAreaCreate', () => {
   const circle = { cx: 13.4, cy: 52.5, r: 500 };
 

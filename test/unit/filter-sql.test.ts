@@ -43,7 +43,7 @@ function patches(): ObjectPatch[] {
 }
 
 const FILTER_VALUES: readonly DataValue[] = [...VALUES, null, BIG - 256, BIG + 256, -1, 0.5, 91, 'b', 'vam'];
-const OPS: readonly FilterOp[] = ['=', '!=', '>', '<'];
+const OPS: readonly FilterOp[] = ['=', '!=', '>', '<', '>=', '<='];
 
 async function ids(filter: FilterCondition[]): Promise<string[]> {
   return (await store.objects.list(REALM, { limit: 10_000, filter })).items.map((o) => o.id);
@@ -74,6 +74,18 @@ void describe('compileFilter: SQL that decides as matchesFilter does', () => {
         }
       }
     }
+  });
+
+  void it('id and label with every operator, >= and <= inclusive: the ids matchesFilter selects', async () => {
+    for (const field of ['id', 'label']) {
+      for (const op of OPS) {
+        for (const value of ['v05', 'v10', 'keys-2', 'relabelled', 'a', 5, null]) {
+          const filter = [{ field, op, value }];
+          assert.deepEqual(await ids(filter), expected(objects, filter), `${field} ${op} ${JSON.stringify(value)}`);
+        }
+      }
+    }
+    assert.deepEqual(await ids([{ field: 'id', op: '>=', value: 'v26' }, { field: 'id', op: '<=', value: 'v27' }]), ['v26', 'v27']);
   });
 
   void it('two conditions on one key and on two keys', async () => {

@@ -38,16 +38,34 @@ describe('parseFilter: grammar', () => {
     assert.deepEqual(parseFilter('a!=1', MAX), [{ field: 'a', op: '!=', value: 1 }]);
     assert.deepEqual(parseFilter('a>1', MAX), [{ field: 'a', op: '>', value: 1 }]);
     assert.deepEqual(parseFilter('a<1', MAX), [{ field: 'a', op: '<', value: 1 }]);
+    assert.deepEqual(parseFilter('a>=1', MAX), [{ field: 'a', op: '>=', value: 1 }]);
+    assert.deepEqual(parseFilter('a<=1', MAX), [{ field: 'a', op: '<=', value: 1 }]);
+    assert.deepEqual(parseFilter('fuel>=0.5', MAX), [{ field: 'fuel', op: '>=', value: 0.5 }]);
   });
 
-  it('takes the first operator from the left, != before = at the same position', () => {
-    assert.deepEqual(parseFilter('a>=5', MAX), [{ field: 'a', op: '>', value: '=5' }]);
-    assert.deepEqual(parseFilter('a<=5', MAX), [{ field: 'a', op: '<', value: '=5' }]);
-    assert.deepEqual(parseFilter('a==5', MAX), [{ field: 'a', op: '=', value: '=5' }]);
-    assert.deepEqual(parseFilter('a=!=5', MAX), [{ field: 'a', op: '=', value: '!=5' }]);
+  it('takes the first operator from the left, a two-character one (!=, >=, <=) before = > < at the same position', () => {
+    assert.deepEqual(parseFilter('a>=5', MAX), [{ field: 'a', op: '>=', value: 5 }]);
+    assert.deepEqual(parseFilter('a<=5', MAX), [{ field: 'a', op: '<=', value: 5 }]);
+    assert.deepEqual(parseFilter('a>=x', MAX), [{ field: 'a', op: '>=', value: 'x' }]);
     assert.deepEqual(parseFilter('a!!=5', MAX), [{ field: 'a!', op: '!=', value: 5 }]);
     // A ! not followed by = is part of the field name.
     assert.deepEqual(parseFilter('a!b=5', MAX), [{ field: 'a!b', op: '=', value: 5 }]);
+    assert.deepEqual(parseFilter('a=b=c', MAX), [{ field: 'a', op: '=', value: 'b=c' }]);
+  });
+
+  it('rejects a bare value that begins with an operator character; quoted, it is a value', () => {
+    for (const text of ['a==5', 'a=!=5', 'a>==5', 'a<>5', 'a=<5', 'a=>5', 'a=!x']) {
+      assert.throws(
+        () => parseFilter(text, MAX),
+        (err: unknown) =>
+          err instanceof LocusError && err.code === 'invalid_filter' && /begins with an operator character .*write it as the quoted string "/.test(err.message),
+        text,
+      );
+    }
+    assert.deepEqual(parseFilter('a="=5"', MAX), [{ field: 'a', op: '=', value: '=5' }]);
+    assert.deepEqual(parseFilter('a>"=5"', MAX), [{ field: 'a', op: '>', value: '=5' }]);
+    assert.deepEqual(parseFilter('a!="!=5"', MAX), [{ field: 'a', op: '!=', value: '!=5' }]);
+    // Operator characters later in a bare value are part of it.
     assert.deepEqual(parseFilter('a=b=c', MAX), [{ field: 'a', op: '=', value: 'b=c' }]);
   });
 
@@ -323,9 +341,18 @@ describe('matchesFilter', () => {
     assert.equal(matchesFilter(car, []), true);
   });
 
-  it('reads a>=5 as a greater than the string "=5"', () => {
-    assert.equal(matches(object({ a: 7 }), 'a>=5'), false, 'a number is never compared with a string');
-    assert.equal(matches(object({ a: '>' }), 'a>=5'), true, '">" > "=5"');
-    assert.equal(matches(object({ a: '<' }), 'a>=5'), false);
+  it('reads a>=5 and a<=5 as inclusive comparisons, of numbers with numbers and strings with strings', () => {
+    assert.equal(matches(object({ a: 7 }), 'a>=5'), true);
+    assert.equal(matches(object({ a: 5 }), 'a>=5'), true);
+    assert.equal(matches(object({ a: 4.5 }), 'a>=5'), false);
+    assert.equal(matches(object({ a: 5 }), 'a<=5'), true);
+    assert.equal(matches(object({ a: 6 }), 'a<=5'), false);
+    assert.equal(matches(object({ fuel: 0.5 }), 'fuel>=0.5'), true);
+    assert.equal(matches(object({ a: 'b' }), 'a>=b'), true);
+    assert.equal(matches(object({ a: 'a' }), 'a>=b'), false);
+    assert.equal(matches(object({ a: '5' }), 'a>=5'), false, 'a string is never compared with a number');
+    assert.equal(matches(object({}), 'a<=5'), false, 'a missing field');
+    assert.equal(matches(object({}, null), 'label<=null'), false, 'null is not ordered');
+    assert.equal(matches(object({ a: '>' }), 'a>"=5"'), true, '">" > "=5"');
   });
 });

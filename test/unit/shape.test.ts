@@ -101,13 +101,21 @@ describe('parseShape: rectangle', () => {
     assert.deepEqual(parseShape({ w: 170, n: 10, e: -170, s: -10 }, MAX), { w: 170, n: 10, e: -170, s: -10 });
   });
 
-  it('accepts s = n and the whole world', () => {
-    assert.deepEqual(parseShape({ w: 0, n: 5, e: 1, s: 5 }, MAX), { w: 0, n: 5, e: 1, s: 5 });
+  it('accepts the whole world and thin rectangles of non-zero area', () => {
     assert.deepEqual(parseShape({ w: -180, n: 90, e: 180, s: -90 }, MAX), { w: -180, n: 90, e: 180, s: -90 });
+    assert.deepEqual(parseShape({ w: 0, n: 5 + 1e-9, e: 1e-9, s: 5 }, MAX), { w: 0, n: 5 + 1e-9, e: 1e-9, s: 5 });
+  });
+
+  it('rejects zero-area rectangles (s = n, w = e, or w = 180 and e = -180), as it rejects zero-area polygons', () => {
+    rejects(() => parseShape({ w: 0, n: 5, e: 1, s: 5 }, MAX), 'shape encloses zero area: its south and north edges are equal (s = n = 5); s must be < n');
+    rejects(() => parseShape({ w: 3, n: 5, e: 3, s: 1 }, MAX), 'shape encloses zero area: its west and east edges are the same meridian (w = 3, e = 3)');
+    rejects(() => parseShape({ w: 180, n: 5, e: -180, s: 1 }, MAX), /^shape encloses zero area: its west and east edges are the same meridian/);
+    rejects(() => parseShape({ w: 0, n: 0, e: 0, s: 0 }, MAX), /^shape encloses zero area/);
+    rejects(() => parseShapeParam('{"w":1,"n":2,"e":1,"s":0}', MAX), /^shape encloses zero area/);
   });
 
   it('rejects s > n', () => {
-    rejects(() => parseShape({ w: 0, n: 1, e: 1, s: 2 }, MAX), 'shape has its south edge (s = 2) north of its north edge (n = 1); s must be ≤ n');
+    rejects(() => parseShape({ w: 0, n: 1, e: 1, s: 2 }, MAX), 'shape has its south edge (s = 2) north of its north edge (n = 1); s must be < n');
   });
 
   it('rejects out-of-range coordinates, naming them', () => {
@@ -395,6 +403,6 @@ describe('parseShapeParam', () => {
   it('validates the parsed shape', () => {
     rejects(() => parseShapeParam('null', MAX), 'shape must be a JSON object (got null)');
     rejects(() => parseShapeParam('{"cx":1,"cy":2}', MAX), /lacks r/);
-    rejects(() => parseShapeParam('{"w":0,"n":0,"e":1,"s":1}', MAX), /s must be ≤ n/);
+    rejects(() => parseShapeParam('{"w":0,"n":0,"e":1,"s":1}', MAX), /s must be < n/);
   });
 });

@@ -14,8 +14,9 @@
  *   can be written as NOT(`=`): a missing field is `!=` anything but null.
  * - Strings compare with the BINARY collation: UTF-8 byte order, which is code point order.
  * - Conditions on `id` that bound it (`id>`, `id<`) narrow the (realm, id) index range
- *   instead of filtering it; a condition that can never hold (`id=5`, `a>true`) makes
- *   the whole query empty without running it.
+ *   instead of filtering it (`id>=`, `id<=` stay terms on the column, which SQLite also
+ *   applies to the index range); a condition that can never hold (`id=5`, `a>true`)
+ *   makes the whole query empty without running it.
  */
 import { compareCodePoints } from '../../domain/filter.js';
 import type { DataValue, FilterCondition } from '../../domain/types.js';
@@ -79,6 +80,8 @@ function dataCondition(path: string, op: FilterCondition['op'], value: DataValue
       return `NOT ${equals()}`;
     case '>':
     case '<':
+    case '>=':
+    case '<=':
       if (typeof value === 'number') {
         params.push(path, value, path);
         return `(coalesce(CAST(${extract} AS REAL) ${op} ?, 0) AND ${isNumber})`;
@@ -86,12 +89,12 @@ function dataCondition(path: string, op: FilterCondition['op'], value: DataValue
       if (typeof value === 'string') {
         // SQLite sorts every number (and true/false, as 1/0) before every TEXT: no
         // number is `>` a string, but each is `<` one. (Flat data: no TEXT but strings.)
-        if (op === '>') {
+        if (op === '>' || op === '>=') {
           params.push(path, value);
-          return `coalesce(${extract} > ?, 0)`;
+          return `coalesce(${extract} ${op} ?, 0)`;
         }
         params.push(path, value, path);
-        return `(coalesce(${extract} < ?, 0) AND ${type} IS 'text')`;
+        return `(coalesce(${extract} ${op} ?, 0) AND ${type} IS 'text')`;
       }
       return FALSE;
   }
@@ -114,6 +117,8 @@ function labelCondition(op: FilterCondition['op'], value: DataValue, params: (st
     }
     case '>':
     case '<':
+    case '>=':
+    case '<=':
       if (typeof value !== 'string') return FALSE;
       params.push(value);
       return `coalesce(o.label ${op} ?, 0)`;
@@ -135,6 +140,10 @@ export function compileFilter(conditions: readonly FilterCondition[]): CompiledF
         out.params.push(value);
       } else if (typeof value !== 'string') {
         out.never = true;
+      } else if (op === '>=' || op === '<=') {
+        // Inclusive bounds stay terms: the index still serves them as a range.
+        out.terms.push(op === '>=' ? 'o.id >= ?' : 'o.id <= ?');
+        out.params.push(value);
       } else if (op === '>') {
         if (out.idAfter === null || compareCodePoints(value, out.idAfter) > 0) out.idAfter = value;
       } else if (out.idBefore === null || compareCodePoints(value, out.idBefore) < 0) {

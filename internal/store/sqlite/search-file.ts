@@ -20,7 +20,7 @@
  *   a bulk import of 10,000 objects spent about 8% of its time building, joining and
  *   storing their JSON (1.2 MB written to the queue, and to the WAL, per batch). The
  *   indexer's thread reads the rows instead: in a busy server the writer's thread is the
- *   scarcer one (a long import is bound by the indexer either way: architecture.md).
+ *   scarcer one (a long import is bound by the indexer either way: docs/architecture.md).
  * - `del`: a JSON array of rowids whose entries go (a deleted object, by trigger; every
  *   object of a deleted realm, in one entry).
  * Entries are numbered (`seq`, AUTOINCREMENT: never reused). `search_state.applied` in

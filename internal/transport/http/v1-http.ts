@@ -23,7 +23,7 @@ export function v1HttpRouter(deps: { access: Access; dispatcher: Dispatcher; max
         res.locals.principal = await deps.access.authenticate(bearerSecret(req.headers.authorization), req.socket.remoteAddress ?? null);
         next();
       },
-      ...jsonBody(deps.maxBodyBytes),
+      ...jsonBody(deps.maxBodyBytes, 'array'),
       async (req, res) => {
         const parsed = parseActions(req.body, deps.maxActions);
         if (!parsed.ok) throw parsed.error;

@@ -5,6 +5,7 @@
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { Logger } from 'pino';
 import { bearerSecret, type Principal } from '../../auth/authenticator.js';
+import { rejectRepeatedParams } from '../../domain/list-query.js';
 import type { Realm, Scope } from '../../domain/types.js';
 import type { Access } from '../../service/access.js';
 import type { AreaService } from '../../service/areas.js';
@@ -13,7 +14,8 @@ import type { RealmService } from '../../service/realms.js';
 import { keyedById } from '../../service/views.js';
 import type { Store } from '../../store/port.js';
 import { jsonBody } from './body.js';
-import { errorHandler, methodNotAllowed, notFoundHandler } from './errors.js';
+import { wsPath } from '../ws/ws-transport.js';
+import { errorHandler, methodNotAllowed, notFoundHandler, upgradeRequired } from './errors.js';
 
 export interface RestDeps {
   access: Access;
@@ -48,6 +50,7 @@ function principalOf(res: Response): Principal {
 }
 
 function query(req: Request): Record<string, unknown> {
+  rejectRepeatedParams(req.query);
   return req.query;
 }
 
@@ -94,9 +97,11 @@ function objectRoutes(deps: RestDeps, body: RequestHandler[]): Router {
     })
     .all(methodNotAllowed(['GET', 'POST', 'PUT']));
 
+  // PUT and POST both create or update (see docs/api.md): a tracker reports positions
+  // without knowing whether its object exists yet.
   const upsert: RequestHandler = async (req, res) => {
-    await objects.upsert(realmOf(res), param(req, 'id'), req.body);
-    res.json(success);
+    const change = await objects.upsert(realmOf(res), param(req, 'id'), req.body);
+    res.json({ id: change.id, ...success });
   };
   router
     .route('/object/:id')
@@ -106,8 +111,8 @@ function objectRoutes(deps: RestDeps, body: RequestHandler[]): Router {
     .put(...body, upsert)
     .post(...body, upsert)
     .delete(async (req, res) => {
-      await objects.delete(realmOf(res), param(req, 'id'));
-      res.json(success);
+      const change = await objects.delete(realmOf(res), param(req, 'id'));
+      res.json({ id: change.id, ...success });
     })
     .all(methodNotAllowed(['GET', 'PUT', 'POST', 'DELETE']));
   router
@@ -231,6 +236,8 @@ export function createRestApp(deps: RestDeps): express.Express {
   app.use('/admin/v1', admin);
 
   for (const router of deps.routers ?? []) app.use(router);
+  // WebSocket upgrades never reach express (the HTTP server's upgrade event takes them).
+  app.route(wsPath).get(upgradeRequired).all(methodNotAllowed(['GET']));
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));
   return app;

@@ -1,5 +1,9 @@
-/** JSON request bodies: 415 for another media type, 413 over the limit, 400 when malformed. */
+/**
+ * JSON request bodies: 415 for another media type, 413 over the limit, 400 when malformed
+ * or when valid JSON of another type than the endpoint takes (`null`, `"hi"`, `5`).
+ */
 import express, { type RequestHandler } from 'express';
+import { describe } from '../../domain/ids.js';
 import { LocusError } from '../../errors.js';
 
 function hasBody(req: Parameters<RequestHandler>[0]): boolean {
@@ -7,7 +11,27 @@ function hasBody(req: Parameters<RequestHandler>[0]): boolean {
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-export function jsonBody(maxBodyBytes: number): RequestHandler[] {
+/**
+ * The body parser's strict mode rejects a top-level value that is not an object or array
+ * as a parse failure, as it does a syntax error: tell the two apart, so that valid JSON of
+ * the wrong type is not reported as "not valid JSON".
+ */
+function parseFailure(err: unknown, expected: 'object' | 'array'): unknown {
+  if (typeof err !== 'object' || err === null || (err as { type?: unknown }).type !== 'entity.parse.failed') return err;
+  const raw = (err as { body?: unknown }).body;
+  if (typeof raw !== 'string') return err;
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return err; // a real syntax error: errors.ts maps it to invalid_json
+  }
+  const what = expected === 'array' ? 'a JSON array' : 'a JSON object';
+  return new LocusError('invalid_request', `the request body must be ${what} (got ${describe(value)})`, { cause: err });
+}
+
+/** Parses a JSON body; `expected` names the top-level type the endpoint takes, for the message when another is sent. */
+export function jsonBody(maxBodyBytes: number, expected: 'object' | 'array' = 'object'): RequestHandler[] {
   const requireJson: RequestHandler = (req, _res, next) => {
     if (hasBody(req) && req.is(['application/json', '+json']) === false) {
       next(new LocusError('unsupported_media_type', 'the request body must be application/json'));
@@ -15,6 +39,12 @@ export function jsonBody(maxBodyBytes: number): RequestHandler[] {
     }
     next();
   };
-  const parse = express.json({ limit: maxBodyBytes, strict: true, type: () => true });
+  const parseJson = express.json({ limit: maxBodyBytes, strict: true, type: () => true });
+  const parse: RequestHandler = (req, res, next) => {
+    parseJson(req, res, (err?: unknown) => {
+      if (err === undefined || err === null) next();
+      else next(parseFailure(err, expected));
+    });
+  };
   return [requireJson, parse];
 }

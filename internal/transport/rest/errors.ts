@@ -38,8 +38,30 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   };
 }
 
+/**
+ * An object or area path with more segments than its routes: most likely an id that holds
+ * a `/` sent unencoded (`/object/truck/1` for the id `truck/1`).
+ */
+const UNENCODED_ID = /^(\/v2\/realm\/[^/]+\/(?:object|area)\/)([^/]+\/.+)$/;
+
 export const notFoundHandler: RequestHandler = (req, _res, next) => {
-  next(new LocusError('not_found', `no route for ${req.method} ${req.path.slice(0, 256)}`));
+  const path = req.path.slice(0, 256);
+  let message = `no route for ${req.method} ${path}`;
+  const unencoded = UNENCODED_ID.exec(path);
+  if (unencoded !== null) {
+    const [, prefix = '', rest = ''] = unencoded;
+    message += `; encode a / in an id as %2F (e.g. ${prefix}${rest.replaceAll('/', '%2F')})`;
+  }
+  next(new LocusError('not_found', message));
+};
+
+/** `/v1/ws` asked for without a WebSocket upgrade: 426 with the protocol to upgrade to. */
+export const upgradeRequired: RequestHandler = (_req, _res, next) => {
+  next(
+    new LocusError('upgrade_required', 'this endpoint speaks the v1 protocol over WebSocket: send a WebSocket upgrade request (Upgrade: websocket)', {
+      headers: { Upgrade: 'websocket' },
+    }),
+  );
 };
 
 /** For a known path: 405 with the methods it has. */
