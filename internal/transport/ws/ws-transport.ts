@@ -88,12 +88,12 @@ export function attachWebSocket(server: Server, gateway: ActionGateway, options:
       refuse(socket, 503, 'Service Unavailable', new LocusError('unavailable', 'the server is shutting down'));
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => connect(ws));
+    wss.handleUpgrade(req, socket, head, (ws) => connect(ws, req));
   };
 
-  const connect = (ws: WebSocket): void => {
+  const connect = (ws: WebSocket, req: IncomingMessage): void => {
     ws.on('error', () => undefined);
-    const session = gateway.open(socketWire(ws, options.closeGraceMs));
+    const session = gateway.open(socketWire(ws, options.closeGraceMs), { transport: 'websocket', remoteAddress: req.socket.remoteAddress });
     if (session === null) return;
     live.set(ws, session);
     if (pingEveryMs !== null) {
