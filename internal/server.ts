@@ -177,7 +177,7 @@ export async function start(config: Config, options: StartOptions = {}): Promise
   } catch (err) {
     await new Promise((resolve) => server.close(resolve));
     await store.close();
-    throw listenFailure(err, { portVariable: 'LOCUS_TCP_PORT', port: config.tcpPort, host: config.host });
+    throw err instanceof Error ? listenFailure(err, { portVariable: 'LOCUS_TCP_PORT', port: config.tcpPort, host: config.host }) : err;
   }
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const httpUrl = `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${address.port}`;

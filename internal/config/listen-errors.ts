@@ -12,13 +12,12 @@ export interface ListenSetting {
   host: string;
 }
 
-function codeOf(err: unknown): string | undefined {
-  if (typeof err !== 'object' || err === null || !('code' in err)) return undefined;
-  const { code } = err as { code: unknown };
+function codeOf(err: Error): string | undefined {
+  const { code } = err as { code?: unknown };
   return typeof code === 'string' ? code : undefined;
 }
 
-export function listenFailure(err: unknown, setting: ListenSetting): unknown {
+export function listenFailure(err: Error, setting: ListenSetting): Error {
   const { portVariable, port, host } = setting;
   const at = `${portVariable}=${port}`;
   const options = { cause: err };
