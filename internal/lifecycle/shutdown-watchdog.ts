@@ -12,7 +12,8 @@ export interface Watchdog {
 
 /** Starts the watchdog; `line` is the JSON log line it writes before the kill. */
 export function armWatchdog(afterMs: number, line: string): Watchdog {
-  const worker = new Worker(new URL('./watchdog-thread.js', import.meta.url), { workerData: { afterMs, line } });
+  // Not the process's flags: some (--input-type) would stop the thread from starting at all.
+  const worker = new Worker(new URL('./watchdog-thread.js', import.meta.url), { workerData: { afterMs, line }, execArgv: [] });
   // It must never be what keeps the process alive, nor fail it.
   worker.unref();
   worker.on('error', () => undefined);
