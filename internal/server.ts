@@ -3,12 +3,13 @@
  * graceful shutdown (stop accepting, finish in-flight requests, close the store).
  */
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { Authenticator } from './auth/authenticator.js';
 import { RateLimiter } from './auth/rate-limiter.js';
 import { readBuildInfo } from './build-info.js';
 import type { Config } from './config/config.js';
+import { listenFailure } from './config/listen-errors.js';
 import { LocalEventBus } from './events/local-bus.js';
 import { GeofenceEngine } from './geofence/geofence-engine.js';
 import { createLogger } from './observability/logger.js';
@@ -50,11 +51,21 @@ export interface StartOptions {
   logger?: Logger;
 }
 
+/**
+ * How long open connections may take to finish when shutting down: the shutdown timeout
+ * less a quarter of it (at most 2 s) kept for closing the store, so that a drain that uses
+ * all its time still ends with a clean close rather than the deadline's exit code 1.
+ */
+export function connectionDrainMs(shutdownTimeoutMs: number): number {
+  return shutdownTimeoutMs - Math.min(2000, Math.floor(shutdownTimeoutMs / 4));
+}
+
 function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    const fail = (err: Error): void => reject(listenFailure(err, { portVariable: 'LOCUS_HTTP_PORT', port, host }));
+    server.once('error', fail);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', fail);
       resolve(server.address() as AddressInfo);
     });
   });
@@ -134,10 +145,26 @@ export async function start(config: Config, options: StartOptions = {}): Promise
     maxBodyBytes: config.maxBodyBytes,
     build,
     isAccepting: () => accepting,
-    routers: [v1HttpRouter({ access, dispatcher, maxBodyBytes: config.maxBodyBytes, maxActions: config.maxActions })],
+    routers: [v1HttpRouter({ access, dispatcher, logger, maxBodyBytes: config.maxBodyBytes, maxActions: config.maxActions })],
   });
-  const server = createServer(app);
+  const server = createServer(
+    {
+      headersTimeout: config.headersTimeoutMs,
+      requestTimeout: config.requestTimeoutMs,
+      // Node looks for requests over their timeouts this often (30 s by default, which
+      // would let a short LOCUS_HEADERS_TIMEOUT_MS run up to 30 s over).
+      connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(config.headersTimeoutMs / 4))),
+    },
+    app,
+  );
   server.keepAliveTimeout = 65_000;
+  // Every socket of the HTTP listener, upgraded ones and those refused an upgrade included
+  // (closeAllConnections knows neither), so that shutdown can cut them all.
+  const httpSockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    httpSockets.add(socket);
+    socket.once('close', () => httpSockets.delete(socket));
+  });
   const ws = attachWebSocket(server, gateway, {
     maxMessageBytes: config.maxMessageBytes,
     idleTimeoutMs: config.idleTimeoutMs,
@@ -160,7 +187,7 @@ export async function start(config: Config, options: StartOptions = {}): Promise
   } catch (err) {
     await new Promise((resolve) => server.close(resolve));
     await store.close();
-    throw err;
+    throw err instanceof Error ? listenFailure(err, { portVariable: 'LOCUS_TCP_PORT', port: config.tcpPort, host: config.host }) : err;
   }
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const httpUrl = `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${address.port}`;
@@ -190,12 +217,15 @@ export async function start(config: Config, options: StartOptions = {}): Promise
         server.closeAllConnections();
         ws.destroyAll();
         tcp.destroyAll();
+        for (const socket of httpSockets) socket.destroy();
         expired();
-      }, config.shutdownTimeoutMs);
+      }, connectionDrainMs(config.shutdownTimeoutMs));
       // v1 connections answer the message in hand, then get a close (code 1013 on WebSocket).
       await Promise.race([gateway.shutdown(), deadline]);
       ws.destroyAll();
-      await Promise.all([closed, tcpClosed]);
+      // Once the connections are cut there is nothing left to wait for: a listener's close
+      // callback may still be pending on a socket that is being torn down.
+      await Promise.race([Promise.all([closed, tcpClosed]), deadline]);
       clearTimeout(timer);
       await bus.close();
       await retention.stop();

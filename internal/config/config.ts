@@ -163,6 +163,12 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[] = [])
     throw new ConfigError(`LOCUS_STORE must be sqlite:<path> (the MongoDB store comes with cluster mode), got "${config.store}"`);
   }
   if (config.bus !== 'local') throw new ConfigError(`LOCUS_BUS must be "local" (nats comes with cluster mode), got "${config.bus}"`);
+  // Node's HTTP server refuses a headers timeout longer than its request timeout.
+  if (config.headersTimeoutMs > config.requestTimeoutMs) {
+    throw new ConfigError(
+      `LOCUS_HEADERS_TIMEOUT_MS=${config.headersTimeoutMs} must not exceed LOCUS_REQUEST_TIMEOUT_MS=${config.requestTimeoutMs}`,
+    );
+  }
   if (config.adminToken !== null && config.adminToken.length < 16) {
     throw new ConfigError('LOCUS_ADMIN_TOKEN must be at least 16 characters');
   }

@@ -1,6 +1,21 @@
-/** Structured JSON logs (pino) on stdout. */
-import { pino, type Logger } from 'pino';
+/** Structured JSON logs (pino) on stdout: every line the server writes there is one JSON object. */
+import { pino, type DestinationStream, type Logger } from 'pino';
 
-export function createLogger(level: string): Logger {
-  return pino({ level, base: { service: 'locus' } });
+/**
+ * Paths blanked wherever they appear in a log line. Nothing logs a request's headers or a
+ * token today; these keep a later `logger.info({ req })` or `{ headers }` from leaking one.
+ */
+const redactPaths = [
+  'authorization',
+  'headers.authorization',
+  '*.headers.authorization',
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'token',
+  '*.token',
+];
+
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  const options = { level, base: { service: 'locus' }, redact: { paths: redactPaths, censor: '[redacted]' } };
+  return destination === undefined ? pino(options) : pino(options, destination);
 }

@@ -5,24 +5,23 @@
  * actions are results inside a 200. There is no push channel here, so `sub` fails.
  */
 import express, { type Router } from 'express';
-import { bearerSecret, type Principal } from '../../auth/authenticator.js';
+import type { Logger } from 'pino';
+import type { Principal } from '../../auth/authenticator.js';
 import type { Access } from '../../service/access.js';
 import { encodeResults, parseActions } from '../actions/codec.js';
 import type { Dispatcher } from '../actions/dispatcher.js';
+import { authenticate } from '../rest/authenticate.js';
 import { jsonBody } from '../rest/body.js';
 import { methodNotAllowed } from '../rest/errors.js';
 
 export const v1HttpPath = '/v1/http';
 
-export function v1HttpRouter(deps: { access: Access; dispatcher: Dispatcher; maxBodyBytes: number; maxActions: number }): Router {
+export function v1HttpRouter(deps: { access: Access; dispatcher: Dispatcher; logger: Logger; maxBodyBytes: number; maxActions: number }): Router {
   const router = express.Router();
   router
     .route(v1HttpPath)
     .post(
-      async (req, res, next) => {
-        res.locals.principal = await deps.access.authenticate(bearerSecret(req.headers.authorization), req.socket.remoteAddress ?? null);
-        next();
-      },
+      authenticate(deps.access, deps.logger),
       ...jsonBody(deps.maxBodyBytes, 'array'),
       async (req, res) => {
         const parsed = parseActions(req.body, deps.maxActions);

@@ -4,7 +4,7 @@
  */
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { Logger } from 'pino';
-import { bearerSecret, type Principal } from '../../auth/authenticator.js';
+import type { Principal } from '../../auth/authenticator.js';
 import { rejectRepeatedParams } from '../../domain/list-query.js';
 import type { Realm, Scope } from '../../domain/types.js';
 import type { Access } from '../../service/access.js';
@@ -13,9 +13,12 @@ import type { ObjectService } from '../../service/objects.js';
 import type { RealmService } from '../../service/realms.js';
 import { keyedById } from '../../service/views.js';
 import type { Store } from '../../store/port.js';
+import { accessLog } from './access-log.js';
+import { authenticate } from './authenticate.js';
 import { jsonBody } from './body.js';
 import { wsPath } from '../ws/ws-transport.js';
 import { errorHandler, methodNotAllowed, notFoundHandler, upgradeRequired } from './errors.js';
+import { mountedAt } from './request-context.js';
 
 export interface RestDeps {
   access: Access;
@@ -55,13 +58,6 @@ function query(req: Request): Record<string, unknown> {
 }
 
 const scopeFor = (method: string): Scope => (method === 'GET' || method === 'HEAD' ? 'read' : 'write');
-
-function authenticate(access: Access): RequestHandler {
-  return async (req, res, next) => {
-    res.locals.principal = await access.authenticate(bearerSecret(req.headers.authorization), req.socket.remoteAddress ?? null);
-    next();
-  };
-}
 
 function realmGate(access: Access): RequestHandler {
   return async (req, res, next) => {
@@ -213,6 +209,7 @@ export function createRestApp(deps: RestDeps): express.Express {
   app.disable('etag');
   app.set('case sensitive routing', true);
   app.set('strict routing', false);
+  app.use(accessLog(deps.logger));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -227,12 +224,12 @@ export function createRestApp(deps: RestDeps): express.Express {
 
   const body = jsonBody(deps.maxBodyBytes);
   const realmScoped = express.Router({ mergeParams: true });
-  realmScoped.use(authenticate(deps.access), realmGate(deps.access));
+  realmScoped.use(mountedAt('/v2/realm/:realm'), authenticate(deps.access, deps.logger), realmGate(deps.access));
   realmScoped.use(objectRoutes(deps, body), areaRoutes(deps, body));
   app.use('/v2/realm/:realm', realmScoped);
 
   const admin = express.Router();
-  admin.use(authenticate(deps.access), adminGate(deps.access), adminRoutes(deps, body));
+  admin.use(mountedAt('/admin/v1'), authenticate(deps.access, deps.logger), adminGate(deps.access), adminRoutes(deps, body));
   app.use('/admin/v1', admin);
 
   for (const router of deps.routers ?? []) app.use(router);

@@ -44,7 +44,7 @@ function socketWire(socket: Socket, closeGraceMs: number): Wire {
 
 function serve(socket: Socket, gateway: ActionGateway, options: TcpOptions): void {
   socket.setNoDelay(true);
-  const session = gateway.open(socketWire(socket, options.closeGraceMs));
+  const session = gateway.open(socketWire(socket, options.closeGraceMs), { transport: 'tcp', remoteAddress: socket.remoteAddress });
   socket.on('error', () => undefined);
   if (session === null) {
     socket.resume();

@@ -121,12 +121,13 @@ export function attachWebSocket(server: Server, gateway: ActionGateway, options:
       refuse(socket, 503, 'Service Unavailable', new LocusError('unavailable', 'the server is shutting down'));
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => connect(ws, socket, req.socket.remoteAddress ?? 'unknown'));
+    wss.handleUpgrade(req, socket, head, (ws) => connect(ws, socket, req));
   };
 
-  const connect = (ws: WebSocket, socket: Duplex, remoteAddress: string): void => {
+  const connect = (ws: WebSocket, socket: Duplex, req: IncomingMessage): void => {
     ws.on('error', () => undefined);
-    const session = gateway.open(socketWire(ws, remoteAddress, options.closeGraceMs));
+    const remoteAddress = req.socket.remoteAddress ?? 'unknown';
+    const session = gateway.open(socketWire(ws, remoteAddress, options.closeGraceMs), { transport: 'websocket', remoteAddress });
     if (session === null) return;
     live.set(ws, session);
     watchPartialFrames(ws, socket, session, options.partialTimeoutMs);
