@@ -45,12 +45,15 @@ export async function runServer(argv: readonly string[]): Promise<void> {
     failStart(err, createLogger('info'));
   }
   const logger = createLogger(config.logLevel);
+  const starting = start(config, { logger });
+  // Before the server listens: a signal that comes as soon as it does (a supervisor's
+  // prompt stop) must find the handler, not Node's default, which ends the process at once.
+  installSignalShutdown({ logger, timeoutMs: config.shutdownTimeoutMs, close: async () => (await starting).close() });
   let server: RunningServer;
   try {
-    server = await start(config, { logger });
+    server = await starting;
   } catch (err) {
     failStart(err, logger);
   }
   announceDemo(server, logger);
-  installSignalShutdown({ logger, timeoutMs: config.shutdownTimeoutMs, close: () => server.close() });
 }
