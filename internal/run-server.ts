@@ -13,7 +13,17 @@ export async function runServer(argv: readonly string[]): Promise<void> {
     }
     throw err;
   }
-  const server = await start(config);
+  let server;
+  try {
+    server = await start(config);
+  } catch (err) {
+    // A store in use or a missing store directory: one line, not a stack trace.
+    if (err instanceof ConfigError) {
+      console.error(`locus: ${err.message}`);
+      process.exit(1);
+    }
+    throw err;
+  }
   if (server.demoToken !== null) {
     process.stdout.write(
       [

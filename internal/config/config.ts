@@ -49,6 +49,9 @@ export interface Config {
   requestTimeoutMs: number;
 }
 
+/** The store when LOCUS_STORE is not set; the only one whose directory start-up creates. */
+export const defaultStore = 'sqlite:./data/locus.db';
+
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
@@ -66,7 +69,7 @@ const settings: Setting[] = [
   { env: 'LOCUS_HOST', flag: 'host', key: 'host', kind: 'string', def: '0.0.0.0' },
   { env: 'LOCUS_HTTP_PORT', flag: 'http-port', key: 'httpPort', kind: 'port', def: 8080 },
   { env: 'LOCUS_TCP_PORT', flag: 'tcp-port', key: 'tcpPort', kind: 'port', def: 7070 },
-  { env: 'LOCUS_STORE', flag: 'store', key: 'store', kind: 'string', def: 'sqlite:./data/locus.db' },
+  { env: 'LOCUS_STORE', flag: 'store', key: 'store', kind: 'string', def: defaultStore },
   { env: 'LOCUS_BUS', flag: 'bus', key: 'bus', kind: 'string', def: 'local' },
   { env: 'LOCUS_ADMIN_TOKEN', flag: 'admin-token', key: 'adminToken', kind: 'optional-string', def: null },
   { env: 'LOCUS_MAX_BODY_BYTES', flag: 'max-body-bytes', key: 'maxBodyBytes', kind: 'int', def: 5 * 1024 * 1024, min: 1024 },
