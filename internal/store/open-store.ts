@@ -37,8 +37,11 @@ function prepareDirectory(url: string, file: string): void {
   let isDirectory: boolean;
   try {
     isDirectory = statSync(dir).isDirectory();
-  } catch {
-    throw new ConfigError(`${source}: directory ${dir} does not exist`);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new ConfigError(`${source}: directory ${dir} does not exist`);
+    if (code === 'ENOTDIR') isDirectory = false;
+    else throw new ConfigError(`${source}: directory ${dir} cannot be read (${String(code)})`, { cause: err });
   }
   if (!isDirectory) throw new ConfigError(`${source}: ${dir} is not a directory`);
   try {

@@ -12,10 +12,17 @@ export interface ServerProcess {
 
 const serverJs = new URL('../../cmd/server.js', import.meta.url).pathname;
 
-/** Starts the server with ephemeral ports, no demo realm, and `env` on top. */
-export function spawnServer(env: Record<string, string>, cwd?: string): ServerProcess {
+export interface SpawnOptions {
+  cwd?: string;
+  /** Runs the server as this user (and group of the same number); needs root. */
+  uid?: number;
+}
+
+/** Starts the server with ephemeral ports, no demo realm, and `env` on top (an undefined value unsets). */
+export function spawnServer(env: Record<string, string | undefined>, options: SpawnOptions = {}): ServerProcess {
   const child = spawn(process.execPath, [serverJs], {
-    cwd,
+    cwd: options.cwd,
+    ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }),
     env: { ...process.env, LOCUS_HTTP_PORT: '0', LOCUS_TCP_PORT: '0', LOCUS_DEMO_REALM: 'false', LOCUS_HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
