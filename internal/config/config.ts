@@ -171,3 +171,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[] = [])
 export function testConfig(overrides: Partial<Config> = {}): Config {
   return { ...loadConfig({}), httpPort: 0, tcpPort: 0, host: '127.0.0.1', logLevel: 'silent', demoRealm: false, ...overrides };
 }
+
+/** Every setting with its flag, variable and default, for `locus help serve`. */
+export function settingList(): { flag: string; env: string; def: string }[] {
+  return settings.map((s) => ({ flag: s.flag, env: s.env, def: s.def === null ? 'unset' : String(s.def) }));
+}
