@@ -16,6 +16,8 @@ export interface SpawnOptions {
   cwd?: string;
   /** Runs the server as this user (and group of the same number); needs root. */
   uid?: number;
+  /** Kills the server after this long (default 20 s). */
+  killAfterMs?: number;
 }
 
 /** Starts the server with ephemeral ports, no demo realm, and `env` on top (an undefined value unsets). */
@@ -41,6 +43,9 @@ export function spawnServer(env: Record<string, string | undefined>, options: Sp
   });
   // A test that only waits for `exited` must not fail on the rejection it does not await.
   listening.catch(() => undefined);
+  // A server that should have refused to start but did not must fail its test, not hang it.
+  const deadline = setTimeout(() => child.kill('SIGKILL'), options.killAfterMs ?? 20_000);
+  void exited.then(() => clearTimeout(deadline));
   if (child.pid === undefined) throw new Error('server process did not start');
   return { child, pid: child.pid, listening, exited };
 }
