@@ -74,7 +74,10 @@ function listen(server: Server, port: number, host: string): Promise<AddressInfo
 export async function start(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config.logLevel);
-  const store = openStore(config.store, { onBackgroundError: (err) => logger.error({ err }, 'store background work failed; retrying') });
+  const store = openStore(config.store, {
+    claimOwnership: true,
+    onBackgroundError: (err) => logger.error({ err }, 'store background work failed; retrying'),
+  });
   // Change records → geofence engine → event bus → subscriptions of each connection.
   const bus = new LocalEventBus((err) => logger.error({ err }, 'event delivery failed'));
   const listener = new GeofenceEngine(store.areas, bus, (err, realm) =>

@@ -1,76 +1,41 @@
 /**
- * The admin CLI: `locus realm ...`, `locus token ...`, `locus serve`. It opens the
- * store named by LOCUS_STORE (or --store) and calls the same RealmService as the
- * admin API; answers are printed as the admin API's JSON bodies.
+ * The admin CLI: `locus realm ...`, `locus token ...`, `locus help`. It resolves the
+ * store as the server does (LOCUS_STORE, or --store), names it on stderr, and calls the
+ * same RealmService as the admin API; answers are the admin API's JSON bodies on stdout.
+ * It does not claim the store (store-owner.ts): it is short-lived and subscribes to
+ * nothing, so it manages realms beside a running server.
  */
+import { existsSync } from 'node:fs';
 import { ConfigError, loadConfig } from '../config/config.js';
 import { LocusError } from '../errors.js';
 import { noChangeListener } from '../service/changes.js';
 import { systemClock } from '../service/clock.js';
 import { RealmService } from '../service/realms.js';
-import { openStore } from '../store/open-store.js';
 import { keyedById } from '../service/views.js';
+import { openStore, storeFile } from '../store/open-store.js';
+import type { Store } from '../store/port.js';
+import { allowOnly, arg, intOption, parseArgs, UsageError, type ParsedArgs } from './cli-args.js';
+import { helpFor, usage } from './cli-help.js';
 
-export const usage = `usage:
-  locus serve [--http-port N] [--tcp-port N] [--store sqlite:PATH] [...]   run the server
-  locus realm create <realm> [--connection-timeout S] [--history-retention-days D] [--rate-limit R]
-  locus realm update <realm> [same options as create]
-  locus realm list
-  locus realm show <realm>
-  locus realm delete <realm>
-  locus token create <realm> --scope read|write|admin
-  locus token list <realm>
-  locus token revoke <realm> <tokenId>
-options: --store sqlite:PATH (default: $LOCUS_STORE or sqlite:./data/locus.db)`;
+export { usage } from './cli-help.js';
 
 export interface CliOutput {
   out: (line: string) => void;
   err: (line: string) => void;
+  /** A person at a terminal can answer `prompt`; otherwise a destructive command needs --yes. */
+  isTTY?: boolean;
+  /** Asks on the terminal and resolves to the line typed. */
+  prompt?: (question: string) => Promise<string>;
 }
 
-class UsageError extends Error {}
-
-interface Parsed {
-  positional: string[];
-  options: Map<string, string>;
+/** A command that was refused or not confirmed; nothing was changed (exit code 1). */
+class RefusedError extends Error {
+  override readonly name = 'RefusedError';
 }
 
-function parseArgs(argv: readonly string[]): Parsed {
-  const positional: string[] = [];
-  const options = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? '';
-    if (!arg.startsWith('--')) {
-      positional.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf('=');
-    if (eq > 0) {
-      options.set(arg.slice(2, eq), arg.slice(eq + 1));
-      continue;
-    }
-    const value = argv[i + 1];
-    if (value === undefined) throw new UsageError(`option ${arg} needs a value`);
-    options.set(arg.slice(2), value);
-    i++;
-  }
-  return { positional, options };
-}
+const settingOptions = ['connection-timeout', 'history-retention-days', 'rate-limit'];
 
-function takeOptions(options: Map<string, string>, allowed: readonly string[]): void {
-  for (const name of options.keys()) {
-    if (!allowed.includes(name)) throw new UsageError(`unknown option --${name}`);
-  }
-}
-
-function intOption(options: Map<string, string>, name: string): number | undefined {
-  const raw = options.get(name);
-  if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw)) throw new UsageError(`--${name} must be a non-negative integer`);
-  return Number(raw);
-}
-
-function settingsFrom(options: Map<string, string>): Record<string, number> {
+function settingsFrom(options: ReadonlyMap<string, string>): Record<string, number> {
   const settings: Record<string, number> = {};
   const timeout = intOption(options, 'connection-timeout');
   const retention = intOption(options, 'history-retention-days');
@@ -81,93 +46,123 @@ function settingsFrom(options: Map<string, string>): Record<string, number> {
   return settings;
 }
 
-function arg(positional: readonly string[], index: number, name: string): string {
-  const value = positional[index];
-  if (value === undefined) throw new UsageError(`missing <${name}>`);
-  if (positional.length > index + 1) throw new UsageError(`unexpected argument "${positional[index + 1]}"`);
-  return value;
+/** Opens the configured store, which must exist unless --create is given. */
+function openConfiguredStore(parsed: ParsedArgs, env: NodeJS.ProcessEnv, io: CliOutput): Store {
+  const flag = parsed.options.get('store');
+  parsed.options.delete('store');
+  const create = parsed.switches.delete('create');
+  const config = loadConfig(env, flag === undefined ? [] : ['--store', flag]);
+  const file = storeFile(config.store);
+  io.err(`locus: store ${file === null ? config.store : `sqlite:${file}`}`);
+  // A CLI run in the wrong directory must not quietly make a new, empty store there.
+  if (file !== null && !create && !existsSync(file)) {
+    throw new ConfigError(`no store at ${file}: start the server once to create it, or pass --create`);
+  }
+  return openStore(config.store);
 }
 
-async function runAdmin(parsed: Parsed, env: NodeJS.ProcessEnv, io: CliOutput): Promise<void> {
+/** Deletion takes the realm's whole data: a person types the realm id, a script passes --yes. */
+async function confirmDelete(id: string, parsed: ParsedArgs, io: CliOutput): Promise<void> {
+  if (parsed.switches.has('yes')) return;
+  if (io.isTTY !== true || io.prompt === undefined) {
+    throw new RefusedError(`realm delete removes realm ${id} with all of its data: pass --yes to confirm when not on a terminal`);
+  }
+  const answer = await io.prompt(`Delete realm ${id} with all of its objects, areas, history and tokens? Type ${id} to confirm: `);
+  if (answer.trim() !== id) throw new RefusedError(`not confirmed; realm ${id} was not deleted`);
+}
+
+async function runCommand(parsed: ParsedArgs, realms: RealmService, io: CliOutput): Promise<void> {
   const { positional, options } = parsed;
-  const storeUrl = options.get('store');
-  options.delete('store');
-  const config = loadConfig(storeUrl === undefined ? env : { ...env, LOCUS_STORE: storeUrl });
-  const store = openStore(config.store);
-  const realms = new RealmService(store, systemClock, noChangeListener);
+  const [group, command] = positional;
+  const rest = positional.slice(2);
   const print = (value: unknown): void => io.out(JSON.stringify(value, null, 2));
-  try {
-    const [group, command] = positional;
-    const key = `${group ?? ''} ${command ?? ''}`;
-    const rest = positional.slice(2);
-    const settingOptions = ['connection-timeout', 'history-retention-days', 'rate-limit'];
-    switch (key) {
-      case 'realm create':
-      case 'realm update': {
-        takeOptions(options, settingOptions);
-        const { realm } = await realms.put(arg(rest, 0, 'realm'), { settings: settingsFrom(options) });
-        print({ id: realm.id, result: 'success', settings: realm.settings });
-        break;
-      }
-      case 'realm list':
-        takeOptions(options, []);
-        if (rest.length > 0) throw new UsageError('realm list takes no argument');
-        print(keyedById(await realms.list()));
-        break;
-      case 'realm show':
-        takeOptions(options, []);
-        print(await realms.get(arg(rest, 0, 'realm')));
-        break;
-      case 'realm delete': {
-        takeOptions(options, []);
-        const id = arg(rest, 0, 'realm');
-        await realms.delete(id);
-        print({ id, result: 'success' });
-        break;
-      }
-      case 'token create': {
-        takeOptions(options, ['scope']);
-        const scope = options.get('scope');
-        if (scope === undefined) throw new UsageError('token create needs --scope read|write|admin');
-        print(await realms.createToken(arg(rest, 0, 'realm'), { scope }));
-        break;
-      }
-      case 'token list':
-        takeOptions(options, []);
-        print((await realms.get(arg(rest, 0, 'realm'))).tokens);
-        break;
-      case 'token revoke': {
-        takeOptions(options, []);
-        if (rest.length !== 2) throw new UsageError('token revoke needs <realm> <tokenId>');
-        const [realm = '', tokenId = ''] = rest;
-        await realms.revokeToken(realm, tokenId);
-        print({ id: tokenId, result: 'success' });
-        break;
-      }
-      default:
-        throw new UsageError(`unknown command "${positional.join(' ')}"`);
+  switch (`${group ?? ''} ${command ?? ''}`) {
+    case 'realm create': {
+      allowOnly(parsed, settingOptions);
+      const realm = await realms.create(arg(rest, 0, 'realm'), { settings: settingsFrom(options) });
+      print({ id: realm.id, result: 'success', settings: realm.settings });
+      break;
     }
-  } finally {
-    await store.close();
+    case 'realm update': {
+      allowOnly(parsed, settingOptions);
+      const realm = await realms.update(arg(rest, 0, 'realm'), { settings: settingsFrom(options) });
+      print({ id: realm.id, result: 'success', settings: realm.settings });
+      break;
+    }
+    case 'realm list':
+      allowOnly(parsed, []);
+      if (rest.length > 0) throw new UsageError('realm list takes no argument');
+      print(keyedById(await realms.list()));
+      break;
+    case 'realm show':
+      allowOnly(parsed, []);
+      print(await realms.get(arg(rest, 0, 'realm')));
+      break;
+    case 'realm delete': {
+      allowOnly(parsed, [], ['yes']);
+      const { id } = await realms.get(arg(rest, 0, 'realm'));
+      await confirmDelete(id, parsed, io);
+      await realms.delete(id);
+      print({ id, result: 'success' });
+      break;
+    }
+    case 'token create': {
+      allowOnly(parsed, ['scope']);
+      const scope = options.get('scope');
+      if (scope === undefined) throw new UsageError('token create needs --scope read|write|admin');
+      print(await realms.createToken(arg(rest, 0, 'realm'), { scope }));
+      break;
+    }
+    case 'token list':
+      allowOnly(parsed, []);
+      print((await realms.get(arg(rest, 0, 'realm'))).tokens);
+      break;
+    case 'token revoke': {
+      allowOnly(parsed, []);
+      if (rest.length !== 2) throw new UsageError('token revoke needs <realm> <tokenId>');
+      const [realm = '', tokenId = ''] = rest;
+      await realms.revokeToken(realm, tokenId);
+      print({ id: tokenId, result: 'success' });
+      break;
+    }
+    default:
+      throw new UsageError(`unknown command "${positional.join(' ')}"`);
   }
 }
+
+const commandGroups = ['realm', 'token'];
 
 /** Runs one CLI command; resolves to the process exit code. */
 export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv, io: CliOutput): Promise<number> {
   try {
-    const parsed = parseArgs(argv);
-    if (parsed.positional.length === 0 || parsed.options.has('help') || parsed.positional[0] === 'help') {
-      io.out(usage);
-      return parsed.positional.length === 0 && !parsed.options.has('help') ? 2 : 0;
+    if (argv.length === 0) {
+      io.err(usage);
+      return 2;
     }
-    await runAdmin(parsed, env, io);
+    const parsed = parseArgs(argv);
+    const { positional } = parsed;
+    if (positional[0] === 'help' || parsed.switches.has('help')) {
+      const topic = positional[0] === 'help' ? positional[1] : positional[0];
+      const page = helpFor(topic);
+      if (page === null) throw new UsageError(`no help on "${topic ?? ''}"`);
+      io.out(page);
+      return 0;
+    }
+    // Checked before the store is opened: a mistyped command must not need (or create) one.
+    if (!commandGroups.includes(positional[0] ?? '')) throw new UsageError(`unknown command "${positional.join(' ')}"`);
+    const store = openConfiguredStore(parsed, env, io);
+    try {
+      await runCommand(parsed, new RealmService(store, systemClock, noChangeListener), io);
+    } finally {
+      await store.close();
+    }
     return 0;
   } catch (err) {
     if (err instanceof UsageError) {
       io.err(`locus: ${err.message}\n${usage}`);
       return 2;
     }
-    if (err instanceof ConfigError || err instanceof LocusError) {
+    if (err instanceof ConfigError || err instanceof LocusError || err instanceof RefusedError) {
       io.err(`locus: ${err.message}`);
       return 1;
     }

@@ -52,6 +52,9 @@ export interface Config {
   requestTimeoutMs: number;
 }
 
+/** The store when LOCUS_STORE is not set; the only one whose directory start-up creates. */
+export const defaultStore = 'sqlite:./data/locus.db';
+
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
@@ -69,7 +72,7 @@ const settings: Setting[] = [
   { env: 'LOCUS_HOST', flag: 'host', key: 'host', kind: 'string', def: '0.0.0.0' },
   { env: 'LOCUS_HTTP_PORT', flag: 'http-port', key: 'httpPort', kind: 'port', def: 8080 },
   { env: 'LOCUS_TCP_PORT', flag: 'tcp-port', key: 'tcpPort', kind: 'port', def: 7070 },
-  { env: 'LOCUS_STORE', flag: 'store', key: 'store', kind: 'string', def: 'sqlite:./data/locus.db' },
+  { env: 'LOCUS_STORE', flag: 'store', key: 'store', kind: 'string', def: defaultStore },
   { env: 'LOCUS_BUS', flag: 'bus', key: 'bus', kind: 'string', def: 'local' },
   { env: 'LOCUS_ADMIN_TOKEN', flag: 'admin-token', key: 'adminToken', kind: 'optional-string', def: null },
   { env: 'LOCUS_MAX_BODY_BYTES', flag: 'max-body-bytes', key: 'maxBodyBytes', kind: 'int', def: 5 * 1024 * 1024, min: 1024 },
@@ -178,4 +181,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[] = [])
 /** The configuration tests start from: ephemeral ports, defaults elsewhere. */
 export function testConfig(overrides: Partial<Config> = {}): Config {
   return { ...loadConfig({}), httpPort: 0, tcpPort: 0, host: '127.0.0.1', logLevel: 'silent', demoRealm: false, ...overrides };
+}
+
+/** Every setting with its flag, variable and default, for `locus help serve`. */
+export function settingList(): { flag: string; env: string; def: string }[] {
+  return settings.map((s) => ({ flag: s.flag, env: s.env, def: s.def === null ? 'unset' : String(s.def) }));
 }

@@ -3,7 +3,7 @@ import { generateSecret, generateTokenId, hashSecret } from '../auth/tokens.js';
 import { parseId } from '../domain/ids.js';
 import { defaultRealmSettings, parseRealmSettings } from '../domain/realm-settings.js';
 import type { Realm, RealmSettings, Scope } from '../domain/types.js';
-import { invalid, notFound } from '../errors.js';
+import { conflict, invalid, notFound } from '../errors.js';
 import type { Store } from '../store/port.js';
 import type { ChangeListener } from './changes.js';
 import { isoTime, type Clock } from './clock.js';
@@ -44,15 +44,19 @@ export class RealmService {
     private readonly listener: ChangeListener,
   ) {}
 
-  /** Creates the realm or updates its settings (given keys replace, others keep). */
-  async put(realmId: string, body: unknown): Promise<{ realm: Realm; created: boolean }> {
-    const id = parseId(realmId, 'realm');
-    const { settings } = parseBody(body, ['settings']);
-    const existing = await this.store.realms.get(id);
-    const merged = parseRealmSettings(settings ?? {}, existing?.settings ?? defaultRealmSettings);
-    const result = await this.store.realms.put(id, merged, isoTime(this.clock()));
-    this.cache.delete(id);
-    return result;
+  /** Creates the realm or updates its settings (given keys replace, others keep): the admin API's PUT. */
+  put(realmId: string, body: unknown): Promise<{ realm: Realm; created: boolean }> {
+    return this.write(realmId, body, 'create-or-update');
+  }
+
+  /** Creates a realm that does not exist yet; an existing one is a conflict and stays as it is. */
+  async create(realmId: string, body: unknown): Promise<Realm> {
+    return (await this.write(realmId, body, 'create')).realm;
+  }
+
+  /** Changes settings of an existing realm (given keys replace, others keep). */
+  async update(realmId: string, body: unknown): Promise<Realm> {
+    return (await this.write(realmId, body, 'update')).realm;
   }
 
   async get(realmId: string): Promise<RealmDetails> {
@@ -117,6 +121,22 @@ export class RealmService {
     if ((await this.store.realms.list()).length > 0) return null;
     await this.put('demo', undefined);
     return this.createToken('demo', { scope: 'write' });
+  }
+
+  private async write(
+    realmId: string,
+    body: unknown,
+    mode: 'create' | 'update' | 'create-or-update',
+  ): Promise<{ realm: Realm; created: boolean }> {
+    const id = parseId(realmId, 'realm');
+    const { settings } = parseBody(body, ['settings']);
+    const existing = await this.store.realms.get(id);
+    if (mode === 'create' && existing !== null) throw conflict(`realm ${id} already exists`);
+    if (mode === 'update' && existing === null) throw notFound(`realm ${id} not found`);
+    const merged = parseRealmSettings(settings ?? {}, existing?.settings ?? defaultRealmSettings);
+    const result = await this.store.realms.put(id, merged, isoTime(this.clock()));
+    this.cache.delete(id);
+    return result;
   }
 
   private async require(realmId: string): Promise<Realm> {

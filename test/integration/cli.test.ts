@@ -25,7 +25,7 @@ describe('admin CLI', () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('creates a realm, issues a token the server accepts, lists and revokes', async () => {
-    const created = await cli('realm', 'create', 'fleet', '--connection-timeout', '45');
+    const created = await cli('realm', 'create', 'fleet', '--connection-timeout', '45', '--create');
     assert.equal(created.code, 0, created.err);
     assert.deepEqual(JSON.parse(created.out), {
       id: 'fleet',
@@ -51,7 +51,7 @@ describe('admin CLI', () => {
     assert.deepEqual(JSON.parse((await cli('token', 'list', 'fleet')).out), []);
     const realms = JSON.parse((await cli('realm', 'list')).out) as Record<string, unknown>;
     assert.deepEqual(Object.keys(realms), ['fleet']);
-    assert.equal((await cli('realm', 'delete', 'fleet')).code, 0);
+    assert.equal((await cli('realm', 'delete', 'fleet', '--yes')).code, 0);
     assert.deepEqual(JSON.parse((await cli('realm', 'list')).out), {});
   });
 

@@ -1,4 +1,4 @@
-/** The server as a separate process (`node dist/cmd/server.js`), for what is about the process: signals, exit codes, output. */
+/** The server as a separate process (`node dist/cmd/server.js`), for what is about the process: signals, exit codes, output, store ownership. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,10 +12,13 @@ export interface Exit {
   signal: NodeJS.Signals | null;
   /** Milliseconds from `since` (start, or the last markTime) to the exit. */
   afterMs: number;
+  /** Everything the process wrote to stderr. */
+  stderr: string;
 }
 
 export interface ServerProcess {
   child: ChildProcess;
+  pid: number;
   dir: string;
   stdout(): string;
   stderr(): string;
@@ -23,15 +26,31 @@ export interface ServerProcess {
   logLines(): Record<string, unknown>[];
   /** Waits for a JSON log line with this `msg`. */
   waitForLog(msg: string, timeoutMs?: number): Promise<Record<string, unknown>>;
+  /** Resolves once the server logs that it listens; rejects if it exits first. */
+  listening: Promise<void>;
   /** Resolves with the exit; times are counted from the last markTime(). */
   exited: Promise<Exit>;
   markTime(): void;
   cleanup(): void;
 }
 
-export function spawnServer(env: Record<string, string> = {}): ServerProcess {
+export interface SpawnOptions {
+  cwd?: string;
+  /** Runs the server as this user (and group of the same number); needs root. */
+  uid?: number;
+  /** Kills the server after this long (default 20 s): one that should have refused to start fails its test instead of hanging it. */
+  killAfterMs?: number;
+}
+
+/**
+ * Starts the server on a store in a fresh temporary directory, with ephemeral ports, no
+ * demo realm, and `env` on top (an undefined value unsets the variable).
+ */
+export function spawnServer(env: Record<string, string | undefined> = {}, options: SpawnOptions = {}): ServerProcess {
   const dir = mkdtempSync(join(tmpdir(), 'locus-proc-'));
   const child = spawn(process.execPath, [serverScript], {
+    cwd: options.cwd,
+    ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }),
     env: {
       PATH: process.env.PATH ?? '',
       LOCUS_STORE: `sqlite:${join(dir, 'x.db')}`,
@@ -43,14 +62,25 @@ export function spawnServer(env: Record<string, string> = {}): ServerProcess {
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  if (child.pid === undefined) throw new Error('server process did not start');
   let out = '';
   let err = '';
   child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()));
   let since = Date.now();
   const exited = new Promise<Exit>((resolve) => {
-    child.on('exit', (code, signal) => resolve({ code, signal, afterMs: Date.now() - since }));
+    child.on('exit', (code, signal) => resolve({ code, signal, afterMs: Date.now() - since, stderr: err }));
   });
+  const deadline = setTimeout(() => child.kill('SIGKILL'), options.killAfterMs ?? 20_000);
+  void exited.then(() => clearTimeout(deadline));
+  const listening = new Promise<void>((resolve, reject) => {
+    child.stdout?.on('data', () => {
+      if (out.includes('locus listening')) resolve();
+    });
+    void exited.then(({ code, signal }) => reject(new Error(`server exited (${String(code ?? signal)}) before listening: ${err}`)));
+  });
+  // A test that only waits for `exited` must not fail on the rejection it does not await.
+  listening.catch(() => undefined);
   const logLines = (): Record<string, unknown>[] =>
     out
       .split('\n')
@@ -64,10 +94,12 @@ export function spawnServer(env: Record<string, string> = {}): ServerProcess {
       });
   const proc: ServerProcess = {
     child,
+    pid: child.pid,
     dir,
     stdout: () => out,
     stderr: () => err,
     logLines,
+    listening,
     exited,
     markTime: () => {
       since = Date.now();
