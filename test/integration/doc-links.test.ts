@@ -36,11 +36,11 @@ export function linkTargets(markdown: string): string[] {
   return out;
 }
 
-/** File paths named in the text: a word of path characters ending in a file extension the repository uses. */
+/** File paths named in the text: a word of path characters ending in a file extension the repository uses (not one after a placeholder such as `<file>`). */
 export function pathMentions(markdown: string): string[] {
   const out = new Set<string>();
   const text = markdown.replace(/```[\s\S]*?```/g, ''); // commands and payloads are not references
-  for (const match of text.matchAll(/(?<![\w/.$-])((?:[\w-]+\/)*[\w-]+\.(?:md|ts|mjs|json))(?![\w/])/g)) {
+  for (const match of text.matchAll(/(?<![\w/.$>-])((?:[\w-]+\/)*[\w-]+\.(?:md|ts|mjs|json))(?![\w/])/g)) {
     out.add(match[1] ?? '');
   }
   return [...out];
