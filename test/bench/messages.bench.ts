@@ -183,7 +183,7 @@ async function main(): Promise<void> {
       '',
       `\`npm run bench\` (test/bench/messages.bench.ts): one v1 message of ${actionsPerMessage.toLocaleString('en')} actions, sent once the`,
       `one before is answered, over one connection per transport; ${runs} runs after ${warmups} warm-ups, the median reported.`,
-      '`sys pin` answers at once; `obj upd` moves 10,000 objects (one commit). Meanwhile a worker thread asks `/healthz`',
+      '`sys pin` answers at once; `obj upd` moves 10,000 objects (committed about 1,000 at a time while the message runs). Meanwhile a worker thread asks `/healthz`',
       'back to back, and the worst latency it saw over every run of the row is reported. "Ten messages" sends 100,000',
       'actions as ten messages in a row; the ratio is its time over ten times the median of one.',
       '',
