@@ -134,7 +134,11 @@ export class RealmService {
     if (mode === 'create' && existing !== null) throw conflict(`realm ${id} already exists`);
     if (mode === 'update' && existing === null) throw notFound(`realm ${id} not found`);
     const merged = parseRealmSettings(settings ?? {}, existing?.settings ?? defaultRealmSettings);
-    const result = await this.store.realms.put(id, merged, isoTime(this.clock()));
+    // A create is the store's insert: of two creators racing (a CLI beside a server), one wins.
+    const result =
+      mode === 'create'
+        ? { realm: await this.store.realms.create(id, merged, isoTime(this.clock())), created: true }
+        : await this.store.realms.put(id, merged, isoTime(this.clock()));
     this.cache.delete(id);
     return result;
   }

@@ -77,6 +77,14 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
           assert.equal(await store.realms.get('gamma'), null);
         }));
 
+      void it('create makes a realm once; a second create is a conflict that changes nothing', () =>
+        withStore(async (store) => {
+          assert.deepEqual(await store.realms.create('delta', SETTINGS, N0), { id: 'delta', settings: SETTINGS, created: N0 });
+          const other = { connectionTimeout: 30, historyRetentionDays: 0, rateLimit: 50 };
+          await assert.rejects(store.realms.create('delta', other, N2), (err: unknown) => err instanceof LocusError && err.code === 'conflict');
+          assert.deepEqual(await store.realms.get('delta'), { id: 'delta', settings: SETTINGS, created: N0 });
+        }));
+
       void it('list returns every realm in id order', () =>
         withStore(async (store) => {
           assert.deepEqual(await store.realms.list(), []);

@@ -81,6 +81,8 @@ export interface AreaListQuery {
 export interface RealmStore {
   /** Creates the realm, or replaces its settings when it exists. */
   put(id: string, settings: RealmSettings, now: string): Promise<{ realm: Realm; created: boolean }>;
+  /** Creates the realm; `conflict` when it exists (checked by the write itself, so two creators cannot both win). */
+  create(id: string, settings: RealmSettings, now: string): Promise<Realm>;
   get(id: string): Promise<Realm | null>;
   list(): Promise<Realm[]>;
   /** Deletes the realm with all its objects, areas, history and tokens. False when it did not exist. */

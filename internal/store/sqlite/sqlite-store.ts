@@ -78,6 +78,18 @@ class SqliteRealmStore implements RealmStore {
     return settle(() => this.putTx.immediate(id, settings, now));
   }
 
+  create(id: string, settings: RealmSettings, now: string): Promise<Realm> {
+    return settle(() => {
+      try {
+        this.insert.run(id, JSON.stringify(settings), now);
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new LocusError('conflict', `realm ${id} already exists`, { cause: err });
+        throw err;
+      }
+      return { id, settings, created: now };
+    });
+  }
+
   get(id: string): Promise<Realm | null> {
     return settle(() => {
       const row = this.selectOne.get(id);
