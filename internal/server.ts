@@ -3,7 +3,7 @@
  * graceful shutdown (stop accepting, finish in-flight requests, close the store).
  */
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { Authenticator } from './auth/authenticator.js';
 import { RateLimiter } from './auth/rate-limiter.js';
@@ -25,6 +25,7 @@ import { openStore } from './store/open-store.js';
 import type { Store } from './store/port.js';
 import { Dispatcher } from './transport/actions/dispatcher.js';
 import { ActionGateway, type GatewayStats } from './transport/actions/gateway.js';
+import { answerRefused, capConnections } from './transport/http/connection-cap.js';
 import { v1HttpRouter } from './transport/http/v1-http.js';
 import { createRestApp } from './transport/rest/app.js';
 import { listenTcp, type TcpListener } from './transport/tcp/tcp-transport.js';
@@ -158,21 +159,22 @@ export async function start(config: Config, options: StartOptions = {}): Promise
       // would let a short LOCUS_HEADERS_TIMEOUT_MS run up to 30 s over).
       connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(config.headersTimeoutMs / 4))),
     },
-    app,
+    (req, res) => {
+      if (cap.refuses(req.socket)) answerRefused(res, cap.refusal);
+      else app(req, res);
+    },
   );
   server.keepAliveTimeout = 65_000;
-  // Every socket of the HTTP listener, upgraded ones and those refused an upgrade included
-  // (closeAllConnections knows neither), so that shutdown can cut them all.
-  const httpSockets = new Set<Socket>();
-  server.on('connection', (socket: Socket) => {
-    httpSockets.add(socket);
-    socket.once('close', () => httpSockets.delete(socket));
-  });
+  // Also every socket of the HTTP listener, upgraded ones and those refused an upgrade
+  // included (closeAllConnections knows neither), so that shutdown can cut them all.
+  const cap = capConnections(server, config.maxHttpConnections);
+  const httpSockets = cap.sockets;
   const ws = attachWebSocket(server, gateway, {
     maxMessageBytes: config.maxMessageBytes,
     idleTimeoutMs: config.idleTimeoutMs,
     partialTimeoutMs: config.partialTimeoutMs,
     closeGraceMs,
+    refusal: (socket) => (cap.refuses(socket) ? cap.refusal : null),
   });
   let address: AddressInfo;
   let tcp: TcpListener;

@@ -28,6 +28,8 @@ export interface Config {
   maxMessageBytes: number;
   /** Open v1 WebSocket plus TCP connections; more are refused. */
   maxConnections: number;
+  /** Open sockets of the HTTP listener (REST, /v1/http, WebSockets); more are refused with 503. */
+  maxHttpConnections: number;
   /** Time a v1 connection has to authenticate. */
   handshakeTimeoutMs: number;
   /** A v1 connection that sends nothing for this long is closed; 0 never closes. */
@@ -87,6 +89,7 @@ const settings: Setting[] = [
   { env: 'LOCUS_SHUTDOWN_TIMEOUT_MS', flag: 'shutdown-timeout-ms', key: 'shutdownTimeoutMs', kind: 'int', def: 10_000, min: 0 },
   { env: 'LOCUS_MAX_MESSAGE_BYTES', flag: 'max-message-bytes', key: 'maxMessageBytes', kind: 'int', def: 1024 * 1024, min: 1024 },
   { env: 'LOCUS_MAX_CONNECTIONS', flag: 'max-connections', key: 'maxConnections', kind: 'int', def: 10_000, min: 1 },
+  { env: 'LOCUS_MAX_HTTP_CONNECTIONS', flag: 'max-http-connections', key: 'maxHttpConnections', kind: 'int', def: 20_000, min: 1 },
   { env: 'LOCUS_HANDSHAKE_TIMEOUT_MS', flag: 'handshake-timeout-ms', key: 'handshakeTimeoutMs', kind: 'int', def: 10_000, min: 1 },
   { env: 'LOCUS_IDLE_TIMEOUT_MS', flag: 'idle-timeout-ms', key: 'idleTimeoutMs', kind: 'int', def: 300_000, min: 0 },
   { env: 'LOCUS_SEND_BUFFER_BYTES', flag: 'send-buffer-bytes', key: 'sendBufferBytes', kind: 'int', def: 4 * 1024 * 1024, min: 1024 },

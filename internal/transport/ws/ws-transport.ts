@@ -25,6 +25,8 @@ export interface WsOptions {
   /** A frame once begun must arrive whole within this time. */
   partialTimeoutMs: number;
   closeGraceMs: number;
+  /** Why an upgrade on this socket is refused (the listener's connection cap), or null. */
+  refusal?: (socket: Duplex) => LocusError | null;
 }
 
 export interface WsEndpoint {
@@ -119,6 +121,11 @@ export function attachWebSocket(server: Server, gateway: ActionGateway, options:
     }
     if (!accepting) {
       refuse(socket, 503, 'Service Unavailable', new LocusError('unavailable', 'the server is shutting down'));
+      return;
+    }
+    const capped = options.refusal?.(socket) ?? null;
+    if (capped !== null) {
+      refuse(socket, 503, 'Service Unavailable', capped);
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => connect(ws, socket, req));
