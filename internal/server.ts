@@ -148,6 +148,8 @@ export async function start(config: Config, options: StartOptions = {}): Promise
     maxBodyBytes: config.maxBodyBytes,
     build,
     isAccepting: () => accepting,
+    openConnections: () => gateway.stats().connections,
+    corsOrigins: config.corsOrigins,
     routers: [v1HttpRouter({ access, dispatcher, logger, maxBodyBytes: config.maxBodyBytes, maxActions: config.maxActions })],
   });
   const server = createServer(
