@@ -150,7 +150,8 @@ export async function start(config: Config, options: StartOptions = {}): Promise
     isAccepting: () => accepting,
     openConnections: () => gateway.stats().connections,
     corsOrigins: config.corsOrigins,
-    routers: [v1HttpRouter({ access, dispatcher, logger, maxBodyBytes: config.maxBodyBytes, maxActions: config.maxActions })],
+    authCookieName: config.authCookieName,
+    routers: [v1HttpRouter({ access, dispatcher, logger, maxBodyBytes: config.maxBodyBytes, maxActions: config.maxActions, authCookieName: config.authCookieName })],
   });
   const server = createServer(
     {

@@ -52,6 +52,8 @@ export interface Config {
   requestTimeoutMs: number;
   /** Origins browsers may call the HTTP API from (`*`: any); empty: CORS off. */
   corsOrigins: string[];
+  /** A cookie whose value is taken as the token on REST v2 and `/v1/http`; null: cookies are not read. */
+  authCookieName: string | null;
 }
 
 /** The store when LOCUS_STORE is not set; the only one whose directory start-up creates. */
@@ -102,6 +104,7 @@ const settings: Setting[] = [
   { env: 'LOCUS_HEADERS_TIMEOUT_MS', flag: 'headers-timeout-ms', key: 'headersTimeoutMs', kind: 'int', def: 20_000, min: 1 },
   { env: 'LOCUS_REQUEST_TIMEOUT_MS', flag: 'request-timeout-ms', key: 'requestTimeoutMs', kind: 'int', def: 120_000, min: 1 },
   { env: 'LOCUS_CORS_ORIGINS', flag: 'cors-origins', key: 'corsOrigins', kind: 'origins', def: [] },
+  { env: 'LOCUS_AUTH_COOKIE_NAME', flag: 'auth-cookie-name', key: 'authCookieName', kind: 'optional-string', def: null },
 ];
 
 /** An origin as a browser sends it: scheme, host and optional port, no path. */
@@ -189,6 +192,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[] = [])
     throw new ConfigError(
       `LOCUS_HEADERS_TIMEOUT_MS=${config.headersTimeoutMs} must not exceed LOCUS_REQUEST_TIMEOUT_MS=${config.requestTimeoutMs}`,
     );
+  }
+  // RFC 6265: a cookie name is an HTTP token.
+  if (config.authCookieName !== null && !/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(config.authCookieName)) {
+    throw new ConfigError(`LOCUS_AUTH_COOKIE_NAME must be a cookie name (letters, digits and !#$%&'*+-.^_\`|~), got "${config.authCookieName}"`);
   }
   if (config.adminToken !== null && config.adminToken.length < 16) {
     throw new ConfigError('LOCUS_ADMIN_TOKEN must be at least 16 characters');

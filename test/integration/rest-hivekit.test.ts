@@ -1,6 +1,6 @@
 /**
  * The Hivekit-compatible parts of REST v2 (issue #20, docs/reference/hivekit-rest.md §11.2):
- * token placement (D6), /health-check (D13), instructions answered 501 (D9), area create
+ * token placement and cookie authentication (D6), /health-check (D13), instructions answered 501 (D9), area create
  * requirements (D10), nanosecond times (D12), v1 error texts (D17), CORS (D14).
  */
 import assert from 'node:assert/strict';
@@ -269,5 +269,73 @@ describe('LOCUS_CORS_ORIGINS', () => {
   it('refuses something that is not an origin, naming the variable', () => {
     assert.throws(() => loadConfig({ LOCUS_CORS_ORIGINS: 'https://a.example/path' }), (e: unknown) => e instanceof ConfigError && /LOCUS_CORS_ORIGINS/.test(e.message));
     assert.throws(() => loadConfig({ LOCUS_CORS_ORIGINS: 'example.com' }), ConfigError);
+  });
+});
+
+describe('cookie authentication (LOCUS_AUTH_COOKIE_NAME)', () => {
+  let harness: Harness;
+  let tokens: { read: string; write: string; admin: string };
+  before(async () => {
+    harness = await startHarness({ authCookieName: 'hk_token', corsOrigins: ['https://app.example.com'] });
+    tokens = await makeRealm(harness.url, 'fleet');
+  });
+  after(() => harness.stop());
+
+  it('takes the token from the named cookie on REST v2 and /v1/http', async () => {
+    const put = await call(harness.url, 'POST', '/v2/realm/fleet/object/c1', { body: { label: 'c' }, headers: { cookie: `other=1; hk_token=${tokens.write}` } });
+    assert.equal(put.status, 200, put.text);
+    const v1 = await call(harness.url, 'POST', '/v1/http', { body: [], headers: { cookie: `hk_token="${tokens.read}"` } });
+    assert.equal(v1.status, 200, v1.text);
+    const wrong = await call(harness.url, 'GET', '/v2/realm/fleet/object/c1', { headers: { cookie: 'hk_token=lcs_nope' } });
+    assert.equal(wrong.status, 401);
+  });
+
+  it('uses a token given on purpose over the cookie, without a conflict', async () => {
+    const res = await call(harness.url, 'POST', '/v2/realm/fleet/object/c2', { token: tokens.write, body: {}, headers: { cookie: `hk_token=${tokens.read}` } });
+    assert.equal(res.status, 200, res.text);
+  });
+
+  it('lets a listed origin send cookies', async () => {
+    const res = await call(harness.url, 'GET', '/v2/realm/fleet/object/c1', { headers: { origin: 'https://app.example.com', cookie: `hk_token=${tokens.read}` } });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('access-control-allow-credentials'), 'true');
+  });
+
+  it('reads no cookie when the setting is unset', async () => {
+    const plain = await startHarness();
+    try {
+      const realm = await makeRealm(plain.url, 'fleet');
+      const res = await call(plain.url, 'GET', '/v2/realm/fleet/object', { headers: { cookie: `hk_token=${realm.read}` } });
+      assert.equal(res.status, 401);
+    } finally {
+      await plain.stop();
+    }
+  });
+
+  it('refuses a cookie name that is not a token', () => {
+    assert.throws(() => loadConfig({ LOCUS_AUTH_COOKIE_NAME: 'a b' }), (e: unknown) => e instanceof ConfigError && /LOCUS_AUTH_COOKIE_NAME/.test(e.message));
+    assert.equal(loadConfig({ LOCUS_AUTH_COOKIE_NAME: 'hk_token' }).authCookieName, 'hk_token');
+  });
+});
+
+describe('cookie authentication and forms from other sites', () => {
+  let harness: Harness;
+  let tokens: { read: string; write: string; admin: string };
+  before(async () => {
+    harness = await startHarness({ authCookieName: 'hk_token' });
+    tokens = await makeRealm(harness.url, 'fleet');
+  });
+  after(() => harness.stop());
+
+  it('refuses a cookie-authenticated POST that is not JSON, even without a body', async () => {
+    const form = await call(harness.url, 'POST', '/v2/realm/fleet/object/csrf', {
+      rawBody: '',
+      headers: { cookie: `hk_token=${tokens.write}`, 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    assert.equal(form.status, 415, form.text);
+    const bare = await call(harness.url, 'POST', '/v2/realm/fleet/object/csrf', { headers: { cookie: `hk_token=${tokens.write}` } });
+    assert.equal(bare.status, 415, bare.text);
+    const read = await call(harness.url, 'GET', '/v2/realm/fleet/object/csrf', { token: tokens.read });
+    assert.equal(read.status, 404);
   });
 });

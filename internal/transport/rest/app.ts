@@ -35,6 +35,8 @@ export interface RestDeps {
   isAccepting: () => boolean;
   /** Origins allowed to call from a browser (LOCUS_CORS_ORIGINS); empty: no CORS headers. */
   corsOrigins: readonly string[];
+  /** LOCUS_AUTH_COOKIE_NAME: a cookie that carries the token on REST v2; null: none. */
+  authCookieName: string | null;
   /** Open v1 WebSocket and TCP connections, for /health-check. */
   openConnections: () => number;
   /** More routes, mounted before the 404 handler (`POST /v1/http`). */
@@ -234,7 +236,7 @@ export function createRestApp(deps: RestDeps): express.Express {
   app.set('strict routing', false);
   app.use(accessLog(deps.logger));
   const startedAt = performance.now();
-  if (deps.corsOrigins.length > 0) app.use(cors(deps.corsOrigins));
+  if (deps.corsOrigins.length > 0) app.use(cors(deps.corsOrigins, { credentials: deps.authCookieName !== null }));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -255,7 +257,7 @@ export function createRestApp(deps: RestDeps): express.Express {
   const readBody = bodyReader(deps.maxBodyBytes);
   const v2Body = [bodyStep(readBody), stripBodyToken];
   const realmScoped = express.Router({ mergeParams: true });
-  realmScoped.use(mountedAt('/v2/realm/:realm'), authenticate(deps.access, deps.logger, { readBody }), realmGate(deps.access));
+  realmScoped.use(mountedAt('/v2/realm/:realm'), authenticate(deps.access, deps.logger, { readBody, cookieName: deps.authCookieName }), realmGate(deps.access));
   realmScoped.use(objectRoutes(deps, v2Body), areaRoutes(deps, v2Body), instructionRoutes());
   app.use('/v2/realm/:realm', realmScoped);
 

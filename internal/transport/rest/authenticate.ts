@@ -7,7 +7,9 @@
  * `Authorization: Bearer` header (the preferred form), the query parameter `token`, and,
  * where a reader is given (REST v2), the `token` property of a POST, PUT or PATCH body.
  * Given in more than one place, the values must agree (400 otherwise): a request that
- * names two tokens is ambiguous about whose rights it uses.
+ * names two tokens is ambiguous about whose rights it uses. With a cookie name set
+ * (LOCUS_AUTH_COOKIE_NAME), that cookie is the last resort: a browser sends it whether the
+ * page means to or not, so it never overrides, nor conflicts with, a token given on purpose.
  */
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
@@ -18,6 +20,7 @@ import type { BodyReader } from './body.js';
 import { requestIdOf, routeTemplateOf, sourceAddress } from './request-context.js';
 
 const bodyMethods = new Set(['POST', 'PUT', 'PATCH']);
+const jsonMediaType = /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i;
 
 /** The secret each request authenticated with, for the body check; kept out of `res.locals`, which is easier to log by mistake. */
 const presented = new WeakMap<Response, string>();
@@ -38,22 +41,50 @@ function bodyToken(body: unknown): string | null {
   return typeof value === 'string' ? value : null;
 }
 
-async function presentedSecret(req: Request, res: Response, readBody: BodyReader | undefined): Promise<string | null> {
+/** The value of the named cookie in a Cookie header (RFC 6265 syntax; a quoted value is unquoted). */
+export function cookieValue(header: string | undefined, name: string): string | null {
+  if (header === undefined) return null;
+  for (const pair of header.split(';')) {
+    const eq = pair.indexOf('=');
+    if (eq < 0 || pair.slice(0, eq).trim() !== name) continue;
+    const value = pair.slice(eq + 1).trim();
+    const unquoted = value.length >= 2 && value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value;
+    return unquoted === '' ? null : unquoted;
+  }
+  return null;
+}
+
+interface SecretSources {
+  readBody?: BodyReader;
+  cookieName?: string | null;
+}
+
+async function presentedSecret(req: Request, res: Response, sources: SecretSources): Promise<string | null> {
   const header = bearerSecret(req.headers.authorization);
   const query = queryToken(req);
   if (header !== null && query !== null && header !== query) throw disagree();
-  const secret = header ?? query;
+  let secret = header ?? query;
   // The body is read before authentication only when it is the one place left to look:
   // a request with a header or parameter is still refused before its body is read.
-  if (secret !== null || readBody === undefined || !bodyMethods.has(req.method)) return secret;
-  await readBody(req, res);
-  return bodyToken(req.body);
+  if (secret === null && sources.readBody !== undefined && bodyMethods.has(req.method)) {
+    await sources.readBody(req, res);
+    secret = bodyToken(req.body);
+  }
+  if (secret === null && sources.cookieName !== undefined && sources.cookieName !== null) {
+    secret = cookieValue(req.headers.cookie, sources.cookieName);
+    // Another site's page can make a browser POST a form, with its cookies, and no preflight
+    // asks first; it cannot send a JSON media type without one, which CORS then governs.
+    if (secret !== null && req.method === 'POST' && !jsonMediaType.test(req.get('content-type') ?? '')) {
+      throw new LocusError('unsupported_media_type', 'a POST authenticated by cookie must be sent as application/json');
+    }
+  }
+  return secret;
 }
 
-export function authenticate(access: Access, logger: Logger, options: { readBody?: BodyReader } = {}): RequestHandler {
+export function authenticate(access: Access, logger: Logger, sources: SecretSources = {}): RequestHandler {
   return async (req, res, next) => {
     try {
-      const secret = await presentedSecret(req, res, options.readBody);
+      const secret = await presentedSecret(req, res, sources);
       res.locals.principal = await access.authenticate(secret, sourceAddress(req) ?? null);
       if (secret !== null) presented.set(res, secret);
     } catch (err) {

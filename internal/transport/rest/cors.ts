@@ -14,7 +14,11 @@ const exposeHeaders = 'X-Next-Cursor, X-Request-Id, Retry-After';
 /** How long a browser may reuse a preflight answer, in seconds. */
 const maxAgeSeconds = '600';
 
-export function cors(origins: readonly string[]): RequestHandler {
+/**
+ * `credentials`: cookie authentication is on (LOCUS_AUTH_COOKIE_NAME), so an origin listed by
+ * name may send cookies; browsers never send them to a `*` answer.
+ */
+export function cors(origins: readonly string[], options: { credentials: boolean }): RequestHandler {
   const listed = new Set(origins);
   const anyOrigin = listed.has('*');
   return (req, res, next) => {
@@ -30,6 +34,7 @@ export function cors(origins: readonly string[]): RequestHandler {
       return;
     }
     res.set('Access-Control-Allow-Origin', listed.has(origin) ? origin : '*');
+    if (options.credentials && listed.has(origin)) res.set('Access-Control-Allow-Credentials', 'true');
     if (req.method === 'OPTIONS' && req.get('access-control-request-method') !== undefined) {
       res.set({
         'Access-Control-Allow-Methods': allowMethods,
