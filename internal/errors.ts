@@ -30,6 +30,8 @@ export const errorCatalogue = {
   rate_limited: { status: 429, closeCode: 4429 },
   /** A subscriber that reads events more slowly than they come (v1 WebSocket/TCP). */
   slow_consumer: { status: 503, closeCode: 4008 },
+  /** A Hivekit endpoint locus answers but does not implement yet (instructions over REST). */
+  not_implemented: { status: 501 },
   internal: { status: 500, closeCode: 1011 },
   unavailable: { status: 503, closeCode: 1013 },
 } as const satisfies Record<string, { status: number; closeCode?: number }>;
@@ -57,6 +59,10 @@ export const invalid = (message: string, code: ErrorCode = 'invalid_request'): L
   new LocusError(code, message);
 export const notFound = (message: string): LocusError => new LocusError('not_found', message);
 export const conflict = (message: string): LocusError => new LocusError('conflict', message);
+/** Texts Hivekit's v1 clients assert verbatim; REST v2 uses the same so that both APIs agree. */
+export const unknownRealm = (realmId: string): LocusError => notFound(`unknown realm ${realmId.slice(0, 256)}`);
+export const areaExists = (areaId: string, cause?: unknown): LocusError =>
+  new LocusError('conflict', `area with id ${areaId} already exists`, { cause });
 export const tooLarge = (message: string): LocusError => new LocusError('too_large', message);
 
 /** Maps anything thrown to a LocusError; unknown errors become `internal` without leaking their text. */

@@ -30,7 +30,7 @@ function announceDemo(server: RunningServer, logger: Logger): void {
       'Created realm "demo". Its write token (shown only this once):',
       `  ${demo.token}`,
       'Try:',
-      `  curl -X PUT -H 'Authorization: Bearer ${demo.token}' -H 'Content-Type: application/json' \\`,
+      `  curl -X POST -H 'Authorization: Bearer ${demo.token}' -H 'Content-Type: application/json' \\`,
       `    -d '{"label":"Truck 1","location":{"longitude":13.4,"latitude":52.5}}' ${server.httpUrl}/v2/realm/demo/object/truck%2F1`,
       '',
     ].join('\n') + '\n',

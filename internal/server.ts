@@ -149,7 +149,10 @@ export async function start(config: Config, options: StartOptions = {}): Promise
     maxBodyBytes: config.maxBodyBytes,
     build,
     isAccepting: () => accepting,
-    routers: [v1HttpRouter({ access, dispatcher, logger, maxBodyBytes: config.maxBodyBytes, maxActions: config.maxActions })],
+    openConnections: () => gateway.stats().connections,
+    corsOrigins: config.corsOrigins,
+    authCookieName: config.authCookieName,
+    routers: [v1HttpRouter({ access, dispatcher, logger, maxBodyBytes: config.maxBodyBytes, maxActions: config.maxActions, authCookieName: config.authCookieName })],
   });
   const server = createServer(
     {

@@ -52,6 +52,10 @@ export interface Config {
   /** HTTP: time to receive a request's headers, and the whole request. */
   headersTimeoutMs: number;
   requestTimeoutMs: number;
+  /** Origins browsers may call the HTTP API from (`*`: any); empty: CORS off. */
+  corsOrigins: string[];
+  /** A cookie whose value is taken as the token on REST v2 and `/v1/http`; null: cookies are not read. */
+  authCookieName: string | null;
 }
 
 /** The store when LOCUS_STORE is not set; the only one whose directory start-up creates. */
@@ -65,8 +69,8 @@ interface Setting {
   env: string;
   flag: string;
   key: keyof Config;
-  kind: 'string' | 'port' | 'int' | 'bool' | 'optional-string';
-  def: string | number | boolean | null;
+  kind: 'string' | 'port' | 'int' | 'bool' | 'optional-string' | 'origins';
+  def: string | number | boolean | null | readonly string[];
   min?: number;
 }
 
@@ -102,12 +106,29 @@ const settings: Setting[] = [
   { env: 'LOCUS_PARTIAL_TIMEOUT_MS', flag: 'partial-timeout-ms', key: 'partialTimeoutMs', kind: 'int', def: 30_000, min: 1 },
   { env: 'LOCUS_HEADERS_TIMEOUT_MS', flag: 'headers-timeout-ms', key: 'headersTimeoutMs', kind: 'int', def: 20_000, min: 1 },
   { env: 'LOCUS_REQUEST_TIMEOUT_MS', flag: 'request-timeout-ms', key: 'requestTimeoutMs', kind: 'int', def: 120_000, min: 1 },
+  { env: 'LOCUS_CORS_ORIGINS', flag: 'cors-origins', key: 'corsOrigins', kind: 'origins', def: [] },
+  { env: 'LOCUS_AUTH_COOKIE_NAME', flag: 'auth-cookie-name', key: 'authCookieName', kind: 'optional-string', def: null },
 ];
+
+/** An origin as a browser sends it: scheme, host and optional port, no path. */
+const ORIGIN = /^[a-z][a-z0-9+.-]*:\/\/[^/\s]+$/i;
+
+function parseOrigins(raw: string, source: string): string[] {
+  const origins = raw.split(',').map((origin) => origin.trim()).filter((origin) => origin !== '');
+  for (const origin of origins) {
+    if (origin !== '*' && !ORIGIN.test(origin)) {
+      throw new ConfigError(`${source} must list origins such as https://app.example.com (or *), separated by commas; got "${origin}"`);
+    }
+  }
+  return origins;
+}
 
 const logLevels = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
-function parseValue(s: Setting, raw: string, source: string): string | number | boolean | null {
+function parseValue(s: Setting, raw: string, source: string): string | number | boolean | null | string[] {
   switch (s.kind) {
+    case 'origins':
+      return parseOrigins(raw, source);
     case 'string':
     case 'optional-string':
       if (raw === '') throw new ConfigError(`${source} must not be empty`);
@@ -159,7 +180,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[] = [])
     const fromEnv = env[s.env];
     if (flag !== undefined) out[s.key] = parseValue(s, flag, `--${s.flag}`);
     else if (fromEnv !== undefined) out[s.key] = parseValue(s, fromEnv, s.env);
-    else out[s.key] = s.def;
+    else out[s.key] = typeof s.def === 'object' && s.def !== null ? [...s.def] : s.def;
   }
   const config = out as unknown as Config;
   if (!logLevels.has(config.logLevel)) {
@@ -175,6 +196,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[] = [])
       `LOCUS_HEADERS_TIMEOUT_MS=${config.headersTimeoutMs} must not exceed LOCUS_REQUEST_TIMEOUT_MS=${config.requestTimeoutMs}`,
     );
   }
+  // RFC 6265: a cookie name is an HTTP token.
+  if (config.authCookieName !== null && !/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(config.authCookieName)) {
+    throw new ConfigError(`LOCUS_AUTH_COOKIE_NAME must be a cookie name (letters, digits and !#$%&'*+-.^_\`|~), got "${config.authCookieName}"`);
+  }
   if (config.adminToken !== null && config.adminToken.length < 16) {
     throw new ConfigError('LOCUS_ADMIN_TOKEN must be at least 16 characters');
   }
@@ -188,5 +213,9 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
 
 /** Every setting with its flag, variable and default, for `locus help serve`. */
 export function settingList(): { flag: string; env: string; def: string }[] {
-  return settings.map((s) => ({ flag: s.flag, env: s.env, def: s.def === null ? 'unset' : String(s.def) }));
+  return settings.map((s) => ({
+    flag: s.flag,
+    env: s.env,
+    def: s.def === null || (typeof s.def === 'object' && s.def.length === 0) ? 'unset' : String(s.def),
+  }));
 }

@@ -30,14 +30,15 @@ function parseShapeField(value: unknown, maxVertices: number): Shape {
 }
 
 /**
- * An area create: shape required, label optional (string or null; default null), data
+ * An area create: label (a string) and shape required, as Hivekit requires them; data
  * optional (keys set to null are dropped). An `id` key is allowed only when equal to `id`.
  */
 export function parseAreaCreate(id: string, body: unknown, maxVertices: number): AreaCreate {
   const areaId = parseId(id, 'area');
   const object = readBody(areaId, body);
+  if (object.label === undefined || object.label === null) throw invalid('label is required: a string naming the area');
   if (object.shape === undefined) throw invalid('shape is required: a circle {cx, cy, r}, a rectangle {w, n, e, s} or a polygon {points}', 'invalid_shape');
-  const label = object.label === undefined ? null : parseLabel(object.label, 'label');
+  const label = parseLabel(object.label, 'label');
   const shape = parseShapeField(object.shape, maxVertices);
   const data: Data = object.data === undefined ? {} : parseData(object.data, 'data');
   return { id: areaId, label, shape, data };

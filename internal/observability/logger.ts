@@ -10,6 +10,8 @@ const redactPaths = [
   'headers.authorization',
   '*.headers.authorization',
   'req.headers.authorization',
+  'headers.cookie',
+  '*.headers.cookie',
   'req.headers.cookie',
   'token',
   '*.token',

@@ -6,7 +6,7 @@
 import type { Authenticator, Principal } from '../auth/authenticator.js';
 import type { RateLimiter } from '../auth/rate-limiter.js';
 import type { Realm, Scope } from '../domain/types.js';
-import { LocusError, notFound } from '../errors.js';
+import { LocusError, unknownRealm } from '../errors.js';
 import type { Clock } from './clock.js';
 import type { RealmService } from './realms.js';
 
@@ -64,7 +64,7 @@ export class Access {
     this.auth.authorize(principal, realmId, scope);
     const realm = await this.realms.find(realmId);
     this.throttle(principal, realm?.settings.rateLimit ?? null);
-    if (realm === null) throw notFound(`realm ${realmId.slice(0, 256)} not found`);
+    if (realm === null) throw unknownRealm(realmId);
     return realm;
   }
 

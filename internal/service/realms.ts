@@ -3,7 +3,7 @@ import { generateSecret, generateTokenId, hashSecret } from '../auth/tokens.js';
 import { parseId } from '../domain/ids.js';
 import { defaultRealmSettings, parseRealmSettings } from '../domain/realm-settings.js';
 import type { Realm, RealmSettings, Scope } from '../domain/types.js';
-import { conflict, invalid, notFound } from '../errors.js';
+import { conflict, invalid, notFound, unknownRealm } from '../errors.js';
 import type { Store } from '../store/port.js';
 import type { ChangeListener } from './changes.js';
 import { isoTime, type Clock } from './clock.js';
@@ -78,7 +78,7 @@ export class RealmService {
     const id = parseId(realmId, 'realm');
     const deleted = await this.store.realms.delete(id);
     this.cache.delete(id);
-    if (!deleted) throw notFound(`realm ${id} not found`);
+    if (!deleted) throw unknownRealm(id);
     this.listener.realmDeleted(id);
   }
 
@@ -132,7 +132,7 @@ export class RealmService {
     const { settings } = parseBody(body, ['settings']);
     const existing = await this.store.realms.get(id);
     if (mode === 'create' && existing !== null) throw conflict(`realm ${id} already exists`);
-    if (mode === 'update' && existing === null) throw notFound(`realm ${id} not found`);
+    if (mode === 'update' && existing === null) throw unknownRealm(id);
     const merged = parseRealmSettings(settings ?? {}, existing?.settings ?? defaultRealmSettings);
     // A create is the store's insert: of two creators racing (a CLI beside a server), one wins.
     const result =
@@ -146,7 +146,7 @@ export class RealmService {
   private async require(realmId: string): Promise<Realm> {
     const id = parseId(realmId, 'realm');
     const realm = await this.store.realms.get(id);
-    if (realm === null) throw notFound(`realm ${id} not found`);
+    if (realm === null) throw unknownRealm(id);
     return realm;
   }
 }

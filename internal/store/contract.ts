@@ -676,7 +676,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
               assert.ok(err instanceof LocusError);
               assert.equal(err.code, 'conflict');
               assert.equal(err.status, 409);
-              assert.equal(err.message, 'area depot already exists');
+              assert.equal(err.message, 'area with id depot already exists');
               return true;
             },
           );

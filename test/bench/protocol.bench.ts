@@ -349,7 +349,7 @@ async function main(): Promise<void> {
   try {
     await admin(server, 'PUT', `/admin/v1/realm/${realm}`, {});
     const { token } = (await admin(server, 'POST', `/admin/v1/realm/${realm}/token`, { scope: 'write' })) as { token: string };
-    for (const area of areas()) await admin(server, 'POST', `/v2/realm/${realm}/area/${area.id}`, { shape: area.shape }, token);
+    for (const area of areas()) await admin(server, 'POST', `/v2/realm/${realm}/area/${area.id}`, { label: area.id, shape: area.shape }, token);
     log('created 100 areas');
 
     // Each transport runs throughputRuns times, in turn with the other (so that a slow

@@ -88,7 +88,7 @@ describe('admin API', () => {
     const kept = await makeRealm(h.url, 'kept');
     for (const [realm, token] of [['doomed', doomed.write], ['kept', kept.write]] as const) {
       await call(h.url, 'PUT', `/v2/realm/${realm}/object/same`, { token, body: { location: { longitude: 1, latitude: 2 } } });
-      await call(h.url, 'POST', `/v2/realm/${realm}/area/same`, { token, body: { shape: { cx: 1, cy: 2, r: 10 } } });
+      await call(h.url, 'POST', `/v2/realm/${realm}/area/same`, { token, body: { label: 'Same', shape: { cx: 1, cy: 2, r: 10 } } });
     }
     const del = await call(h.url, 'DELETE', '/admin/v1/realm/doomed', { token: adminToken });
     assert.deepEqual(del.json, { id: 'doomed', result: 'success' });

@@ -169,12 +169,12 @@ void describe('zero-area rectangles', () => {
   void it('are a 400 invalid_shape as areas and as list query shapes', async () => {
     await unchanged(async () => {
       for (const shape of [{ w: 1, n: 2, e: 1, s: 0 }, { w: 0, n: 1, e: 2, s: 1 }]) {
-        const area = await call(h.url, 'POST', '/v2/realm/demo/area/flat', { token: tokens.write, body: { shape } });
+        const area = await call(h.url, 'POST', '/v2/realm/demo/area/flat', { token: tokens.write, body: { label: 'Flat', shape } });
         assertError(area, 400, 'invalid_shape', /^shape encloses zero area/);
         assertError(await get(`/object?${new URLSearchParams({ shape: JSON.stringify(shape) }).toString()}`), 400, 'invalid_shape', /^shape encloses zero area/);
       }
     });
-    const ok = await call(h.url, 'POST', '/v2/realm/demo/area/flat', { token: tokens.write, body: { shape: { w: 1, n: 2, e: 1.5, s: 0 } } });
+    const ok = await call(h.url, 'POST', '/v2/realm/demo/area/flat', { token: tokens.write, body: { label: 'Flat', shape: { w: 1, n: 2, e: 1.5, s: 0 } } });
     assert.equal(ok.status, 200, ok.text);
     const update = await call(h.url, 'PATCH', '/v2/realm/demo/area/flat', { token: tokens.write, body: { shape: { w: 1, n: 2, e: 1.5, s: 2 } } });
     assertError(update, 400, 'invalid_shape', /^shape encloses zero area/);

@@ -161,7 +161,7 @@ describe('admin CLI realm create, update and delete', () => {
     });
     const missing = await cli(store, ['realm', 'update', 'ghost', '--rate-limit', '5']);
     assert.equal(missing.code, 1);
-    assert.match(missing.err, /realm ghost not found/);
+    assert.match(missing.err, /unknown realm ghost/);
     assert.deepEqual(await realmIds(store), ['fleet']);
   });
 
@@ -192,7 +192,7 @@ describe('admin CLI realm create, update and delete', () => {
     const missing = await cli(store, ['realm', 'delete', 'ghost'], { answer: 'ghost' });
     assert.equal(missing.code, 1);
     assert.deepEqual(missing.asked, []);
-    assert.match(missing.err, /realm ghost not found/);
+    assert.match(missing.err, /unknown realm ghost/);
     const run = await cli(store, ['realm', 'delete', 'fleet', '--yes'], { answer: 'no' });
     assert.equal(run.code, 0, run.err);
     assert.deepEqual(run.asked, []);

@@ -58,7 +58,7 @@ describe('admin CLI', () => {
   it('reports errors with an exit code and changes nothing', async () => {
     const bad = await cli('token', 'create', 'nowhere', '--scope', 'write');
     assert.equal(bad.code, 1);
-    assert.match(bad.err, /realm nowhere not found/);
+    assert.match(bad.err, /unknown realm nowhere/);
     const scope = await cli('realm', 'create', 'r', '--connection-timeout', 'soon');
     assert.equal(scope.code, 2);
     const unknown = await cli('realm', 'explode');

@@ -196,7 +196,7 @@ const steps: Step[] = [
 
   // --- areas
   { name: 'create an area', op: 'are-cre', id: 'zone/1', dat: { label: 'Zone', shape: { w: 13, s: 52, e: 14, n: 53 }, data: { kind: 'depot' } }, dat_: { id: 'zone/1' } },
-  { name: 'creating it again is a conflict', op: 'are-cre', id: 'zone/1', dat: { shape: { cx: 0, cy: 0, r: 10 } }, code: 'conflict' },
+  { name: 'creating it again is a conflict', op: 'are-cre', id: 'zone/1', dat: { label: 'Again', shape: { cx: 0, cy: 0, r: 10 } }, code: 'conflict' },
   { name: 'update an area: data merged', op: 'are-upd', id: 'zone/1', dat: { data: { open: true } }, dat_: { id: 'zone/1' } },
   {
     name: 'read the area',
@@ -240,7 +240,7 @@ const steps: Step[] = [
   { name: 'a malformed filter', op: 'lis', dat: { filter: 'speed' }, code: 'invalid_filter' },
   { name: 'a malformed shape', op: 'lis', dat: { shape: { w: 1 } }, code: 'invalid_shape' },
   { name: 'an empty search', op: 'sea', dat: { q: '' }, code: 'invalid_query' },
-  { name: 'an area with a self-intersecting polygon', op: 'are-cre', id: 'bow', dat: { shape: { points: [[0, 0], [1, 1], [1, 0], [0, 1]] } }, code: 'invalid_shape' },
+  { name: 'an area with a self-intersecting polygon', op: 'are-cre', id: 'bow', dat: { label: 'Bow', shape: { points: [[0, 0], [1, 1], [1, 0], [0, 1]] } }, code: 'invalid_shape' },
   { name: 'updating a missing area', op: 'are-upd', id: 'nope', dat: { label: 'x' }, code: 'not_found' },
   { name: 'history of a missing object', op: 'his', id: 'nope', code: 'not_found' },
 ];

@@ -49,9 +49,9 @@ describe('v1 live events', () => {
     h = await startHarness();
     realm = await makeRealm(h.url, 'ev');
     other = await makeRealm(h.url, 'ev-other');
-    await rest('POST', '/area/A', { shape: { w: 0, s: 0, e: 2, n: 2 } });
-    await rest('POST', '/area/B', { shape: { w: 1, s: 0, e: 3, n: 2 } });
-    await rest('POST', '/area/C', { shape: { cx: 10, cy: 10, r: 5000 } });
+    await rest('POST', '/area/A', { label: 'A', shape: { w: 0, s: 0, e: 2, n: 2 } });
+    await rest('POST', '/area/B', { label: 'B', shape: { w: 1, s: 0, e: 3, n: 2 } });
+    await rest('POST', '/area/C', { label: 'C', shape: { cx: 10, cy: 10, r: 5000 } });
   });
   after(async () => {
     await h.stop();
@@ -145,7 +145,7 @@ describe('v1 live events', () => {
     const areas = await connectWs(h.url, realm.read);
     await subscribe(areas, { areas: ['D'] });
     await rest('PUT', '/object/parked', { location: loc(20, 20) });
-    await rest('POST', '/area/D', { shape: { w: 19, s: 19, e: 21, n: 21 } });
+    await rest('POST', '/area/D', { label: 'D', shape: { w: 19, s: 19, e: 21, n: 21 } });
     await sub.waitForEvents(1);
     await assertQuiet(sub, 1);
     await rest('PUT', '/object/parked', { location: loc(25, 25) });
@@ -169,7 +169,7 @@ describe('v1 live events', () => {
     await subscribe(sub);
     await rest('PUT', '/object/gone', { label: 'no location' });
     await rest('DELETE', '/object/gone');
-    await rest('POST', '/area/tmp', { shape: { w: 50, s: 50, e: 51, n: 51 } });
+    await rest('POST', '/area/tmp', { label: 'tmp', shape: { w: 50, s: 50, e: 51, n: 51 } });
     await rest('DELETE', '/area/tmp');
     await sub.waitForEvents(2);
     assert.deepEqual(sub.events, [

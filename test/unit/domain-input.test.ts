@@ -480,8 +480,13 @@ describe('fixes dated ahead of the server clock (FutureLimit)', () => {
 describe('parseAreaCreate', () => {
   const circle = { cx: 13.4, cy: 52.5, r: 500 };
 
-  it('requires only a shape; label defaults to null and data to {}', () => {
-    assert.deepEqual(parseAreaCreate('zone/1', { shape: circle }, 100), { id: 'zone/1', label: null, shape: circle, data: {} });
+  it('requires a label and a shape; data defaults to {}', () => {
+    assert.deepEqual(parseAreaCreate('zone/1', { label: 'Zone', shape: circle }, 100), { id: 'zone/1', label: 'Zone', shape: circle, data: {} });
+  });
+
+  it('rejects a missing or null label, naming it', () => {
+    rejects(() => parseAreaCreate('z', { shape: circle }, 100), 'invalid_request', /^label is required/);
+    rejects(() => parseAreaCreate('z', { label: null, shape: circle }, 100), 'invalid_request', /^label is required/);
   });
 
   it('reads label and data, dropping null data keys', () => {
@@ -491,21 +496,20 @@ describe('parseAreaCreate', () => {
       shape: circle,
       data: { a: 1 },
     });
-    assert.equal(parseAreaCreate('z', { label: null, shape: circle }, 100).label, null);
   });
 
   it('rejects a missing or null shape, and passes on shape errors', () => {
     rejects(() => parseAreaCreate('z', { label: 'x' }, 100), 'invalid_shape', /^shape is required/);
-    rejects(() => parseAreaCreate('z', { shape: null }, 100), 'invalid_shape', /^shape must be a shape object; null is not allowed/);
-    rejects(() => parseAreaCreate('z', { shape: { cx: 0, cy: 0, r: 0 } }, 100), 'invalid_shape', /^shape\.r must be/);
+    rejects(() => parseAreaCreate('z', { label: 'x', shape: null }, 100), 'invalid_shape', /^shape must be a shape object; null is not allowed/);
+    rejects(() => parseAreaCreate('z', { label: 'x', shape: { cx: 0, cy: 0, r: 0 } }, 100), 'invalid_shape', /^shape\.r must be/);
   });
 
   it('rejects unknown keys, a different id, a bad label and a bad area id', () => {
-    rejects(() => parseAreaCreate('z', { shape: circle, kind: 'x' }, 100), 'invalid_request', /^unknown key "kind" in the request body/);
-    rejects(() => parseAreaCreate('z', { id: 'y', shape: circle }, 100), 'invalid_id', /differs from the area id in the path/);
+    rejects(() => parseAreaCreate('z', { label: 'x', shape: circle, kind: 'x' }, 100), 'invalid_request', /^unknown key "kind" in the request body/);
+    rejects(() => parseAreaCreate('z', { id: 'y', label: 'x', shape: circle }, 100), 'invalid_id', /differs from the area id in the path/);
     rejects(() => parseAreaCreate('z', { shape: circle, label: ['x'] }, 100), 'invalid_request', /^label must be a string or null/);
-    rejects(() => parseAreaCreate('z', { shape: circle, data: [] }, 100), 'invalid_data', /^data must be a JSON object/);
-    rejects(() => parseAreaCreate('a\u0001', { shape: circle }, 100), 'invalid_id', /^area id must not contain control characters/);
+    rejects(() => parseAreaCreate('z', { label: 'x', shape: circle, data: [] }, 100), 'invalid_data', /^data must be a JSON object/);
+    rejects(() => parseAreaCreate('a\u0001', { label: 'x', shape: circle }, 100), 'invalid_id', /^area id must not contain control characters/);
     rejects(() => parseAreaCreate('z', null, 100), 'invalid_request', /^the request body must be a JSON object/);
   });
 });

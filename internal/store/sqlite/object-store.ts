@@ -21,7 +21,7 @@
  * The count of hits, capped, picks the plan (see spatialCandidateCap).
  */
 import type { Database, Statement, Transaction } from 'better-sqlite3';
-import { invalid, notFound } from '../../errors.js';
+import { invalid, unknownRealm } from '../../errors.js';
 import { compareCodePoints } from '../../domain/filter.js';
 import { applyPatch, foldPatches } from '../../domain/object.js';
 import type { BBox, FoldedPatch, Location, ObjectChange, ObjectPatch, TrackedObject } from '../../domain/types.js';
@@ -286,7 +286,7 @@ export class SqliteObjectStore implements ObjectStore {
       let key = this.keys.get(realm);
       if (key === undefined) {
         if (this.deletedRealms.has(realm)) {
-          if (selectRealm.get(realm) === undefined) throw notFound(`realm ${realm.slice(0, 256)} not found`);
+          if (selectRealm.get(realm) === undefined) throw unknownRealm(realm);
           this.deletedRealms.delete(realm);
         }
         ensureKey.run(realm);

@@ -12,7 +12,7 @@
  */
 import Database from 'better-sqlite3';
 import type { Statement, Transaction } from 'better-sqlite3';
-import { LocusError, notFound } from '../../errors.js';
+import { areaExists, LocusError, notFound } from '../../errors.js';
 import { applyAreaPatch } from '../../domain/area.js';
 import type { Area, AreaChange, AreaCreate, AreaPatch, Realm, RealmSettings, TokenRecord } from '../../domain/types.js';
 import type { AreaListQuery, AreaStore, Page, RealmStore, Store, TokenStore } from '../port.js';
@@ -233,7 +233,7 @@ class SqliteAreaStore implements AreaStore {
       try {
         this.insert.run(realm, area.id, area.label, JSON.stringify(area.shape), JSON.stringify(area.data));
       } catch (err) {
-        if (isUniqueViolation(err)) throw new LocusError('conflict', `area ${area.id} already exists`, { cause: err });
+        if (isUniqueViolation(err)) throw areaExists(area.id, err);
         throw err;
       }
       const created: Area = { id: area.id, label: area.label, shape: area.shape, data: area.data };

@@ -16,12 +16,22 @@ import { methodNotAllowed } from '../rest/errors.js';
 
 export const v1HttpPath = '/v1/http';
 
-export function v1HttpRouter(deps: { access: Access; dispatcher: Dispatcher; logger: Logger; maxBodyBytes: number; maxActions: number }): Router {
+export interface V1HttpDeps {
+  access: Access;
+  dispatcher: Dispatcher;
+  logger: Logger;
+  maxBodyBytes: number;
+  maxActions: number;
+  /** LOCUS_AUTH_COOKIE_NAME: a cookie that carries the token; null: none. */
+  authCookieName: string | null;
+}
+
+export function v1HttpRouter(deps: V1HttpDeps): Router {
   const router = express.Router();
   router
     .route(v1HttpPath)
     .post(
-      authenticate(deps.access, deps.logger),
+      authenticate(deps.access, deps.logger, { cookieName: deps.authCookieName }),
       ...jsonBody(deps.maxBodyBytes, 'array'),
       async (req, res) => {
         const parsed = parseActions(req.body, deps.maxActions);

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Principal } from '../../auth/authenticator.js';
 import { rejectRepeatedParams } from '../../domain/list-query.js';
 import type { Realm, Scope } from '../../domain/types.js';
+import { LocusError } from '../../errors.js';
 import type { Access } from '../../service/access.js';
 import type { AreaService } from '../../service/areas.js';
 import type { ObjectService } from '../../service/objects.js';
@@ -14,8 +15,9 @@ import type { RealmService } from '../../service/realms.js';
 import { keyedById } from '../../service/views.js';
 import type { Store } from '../../store/port.js';
 import { accessLog } from './access-log.js';
-import { authenticate } from './authenticate.js';
-import { jsonBody } from './body.js';
+import { authenticate, stripBodyToken } from './authenticate.js';
+import { bodyReader, bodyStep, jsonBody } from './body.js';
+import { cors } from './cors.js';
 import { wsPath } from '../ws/ws-transport.js';
 import { errorHandler, methodNotAllowed, notFoundHandler, upgradeRequired } from './errors.js';
 import { mountedAt } from './request-context.js';
@@ -31,6 +33,12 @@ export interface RestDeps {
   build: { version: string; buildDate: string };
   /** False while shutting down: /readyz answers 503. */
   isAccepting: () => boolean;
+  /** Origins allowed to call from a browser (LOCUS_CORS_ORIGINS); empty: no CORS headers. */
+  corsOrigins: readonly string[];
+  /** LOCUS_AUTH_COOKIE_NAME: a cookie that carries the token on REST v2; null: none. */
+  authCookieName: string | null;
+  /** Open v1 WebSocket and TCP connections, for /health-check. */
+  openConnections: () => number;
   /** More routes, mounted before the 404 handler (`POST /v1/http`). */
   routers?: Router[];
 }
@@ -52,9 +60,12 @@ function principalOf(res: Response): Principal {
   return res.locals.principal as Principal;
 }
 
+/** The query parameters an endpoint reads: `token` is authentication's (authenticate.ts), not the endpoint's. */
 function query(req: Request): Record<string, unknown> {
-  rejectRepeatedParams(req.query);
-  return req.query;
+  const params: Record<string, unknown> = { ...req.query };
+  delete params.token;
+  rejectRepeatedParams(params);
+  return params;
 }
 
 const scopeFor = (method: string): Scope => (method === 'GET' || method === 'HEAD' ? 'read' : 'write');
@@ -161,6 +172,20 @@ function areaRoutes(deps: RestDeps, body: RequestHandler[]): Router {
   return router;
 }
 
+/**
+ * Hivekit's instruction endpoints: instructions are not built yet, and a 501 lets a client
+ * tell "not implemented" from "no such instruction" (a 404).
+ */
+function instructionRoutes(): Router {
+  const router = express.Router({ mergeParams: true });
+  const notImplemented: RequestHandler = () => {
+    throw new LocusError('not_implemented', 'instructions are not implemented yet');
+  };
+  router.all('/instruction', notImplemented);
+  router.all('/instruction/:id', notImplemented);
+  return router;
+}
+
 function adminRoutes(deps: RestDeps, body: RequestHandler[]): Router {
   const { realms } = deps;
   const router = express.Router();
@@ -210,9 +235,15 @@ export function createRestApp(deps: RestDeps): express.Express {
   app.set('case sensitive routing', true);
   app.set('strict routing', false);
   app.use(accessLog(deps.logger));
+  const startedAt = performance.now();
+  if (deps.corsOrigins.length > 0) app.use(cors(deps.corsOrigins, { credentials: deps.authCookieName !== null }));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
+  });
+  // Hivekit's self-hosted health endpoint: a few figures, never ids, tokens or data.
+  app.get('/health-check', (_req, res) => {
+    res.json({ status: 'ok', uptimeSeconds: Math.floor((performance.now() - startedAt) / 1000), connections: deps.openConnections() });
   });
   app.get('/readyz', async (_req, res) => {
     const ready = deps.isAccepting() && (await deps.store.ping().then(() => true, () => false));
@@ -223,9 +254,11 @@ export function createRestApp(deps: RestDeps): express.Express {
   });
 
   const body = jsonBody(deps.maxBodyBytes);
+  const readBody = bodyReader(deps.maxBodyBytes);
+  const v2Body = [bodyStep(readBody), stripBodyToken];
   const realmScoped = express.Router({ mergeParams: true });
-  realmScoped.use(mountedAt('/v2/realm/:realm'), authenticate(deps.access, deps.logger), realmGate(deps.access));
-  realmScoped.use(objectRoutes(deps, body), areaRoutes(deps, body));
+  realmScoped.use(mountedAt('/v2/realm/:realm'), authenticate(deps.access, deps.logger, { readBody, cookieName: deps.authCookieName }), realmGate(deps.access));
+  realmScoped.use(objectRoutes(deps, v2Body), areaRoutes(deps, v2Body), instructionRoutes());
   app.use('/v2/realm/:realm', realmScoped);
 
   const admin = express.Router();
