@@ -29,16 +29,27 @@ function parseShapeField(value: unknown, maxVertices: number): Shape {
   return parseShapeAt(value, maxVertices, 'shape');
 }
 
+/** How strict an area create is about its label. */
+export interface AreaCreateRules {
+  /**
+   * REST requires a label, as Hivekit's HTTP API documents; the v1 protocol does not (the
+   * Hivekit client sends `lab` only when the application gives one).
+   */
+  labelRequired: boolean;
+}
+
 /**
- * An area create: label (a string) and shape required, as Hivekit requires them; data
- * optional (keys set to null are dropped). An `id` key is allowed only when equal to `id`.
+ * An area create: shape required, label as `rules` say; data optional (keys set to null are
+ * dropped). An `id` key is allowed only when equal to `id`.
  */
-export function parseAreaCreate(id: string, body: unknown, maxVertices: number): AreaCreate {
+export function parseAreaCreate(id: string, body: unknown, maxVertices: number, rules: AreaCreateRules = { labelRequired: true }): AreaCreate {
   const areaId = parseId(id, 'area');
   const object = readBody(areaId, body);
-  if (object.label === undefined || object.label === null) throw invalid('label is required: a string naming the area');
+  if (rules.labelRequired && (object.label === undefined || object.label === null)) {
+    throw invalid('label is required: a string naming the area');
+  }
   if (object.shape === undefined) throw invalid('shape is required: a circle {cx, cy, r}, a rectangle {w, n, e, s} or a polygon {points}', 'invalid_shape');
-  const label = parseLabel(object.label, 'label');
+  const label = object.label === undefined ? null : parseLabel(object.label, 'label');
   const shape = parseShapeField(object.shape, maxVertices);
   const data: Data = object.data === undefined ? {} : parseData(object.data, 'data');
   return { id: areaId, label, shape, data };

@@ -1,5 +1,5 @@
 /** Area use cases. */
-import { parseAreaCreate, parseAreaPatch } from '../domain/area-input.js';
+import { parseAreaCreate, parseAreaPatch, type AreaCreateRules } from '../domain/area-input.js';
 import { parseId } from '../domain/ids.js';
 import { parsePageQuery, rejectUnknownParams } from '../domain/list-query.js';
 import type { AreaChange, Realm } from '../domain/types.js';
@@ -21,9 +21,9 @@ export class AreaService {
   ) {}
 
   /** 409 when the id exists. */
-  async create(realm: Realm, id: string, body: unknown): Promise<AreaChange> {
+  async create(realm: Realm, id: string, body: unknown, rules?: AreaCreateRules): Promise<AreaChange> {
     const areaId = parseId(id, 'area');
-    const change = await this.store.areas.create(realm.id, parseAreaCreate(areaId, body, this.limits.maxVertices));
+    const change = await this.store.areas.create(realm.id, parseAreaCreate(areaId, body, this.limits.maxVertices, rules));
     this.listener.areaChanged(realm.id, change);
     return change;
   }

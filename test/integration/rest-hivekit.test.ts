@@ -13,6 +13,7 @@ import { ConfigError, loadConfig, testConfig } from '../../internal/config/confi
 import { createLogger } from '../../internal/observability/logger.js';
 import { start, type RunningServer } from '../../internal/server.js';
 import { adminToken, call, makeRealm, startHarness, type Harness } from '../support/harness.js';
+import { postV1 } from '../support/v1-clients.js';
 
 describe('REST v2, Hivekit compatibility', () => {
   let raw = '';
@@ -159,6 +160,17 @@ describe('REST v2, Hivekit compatibility', () => {
       const again = await call(url, 'POST', '/v2/realm/fleet/area/depot', { token: tokens.write, body });
       assert.equal(again.status, 409);
       assert.deepEqual(again.json, { result: 'error', error: { code: 'conflict', message: 'area with id depot already exists' } });
+    });
+
+    it('an area needs a label on REST (D10) but not over v1, where the Hivekit client sends lab only when given', async () => {
+      const shape = { cx: 1, cy: 2, r: 3 };
+      const rest = await call(url, 'POST', '/v2/realm/fleet/area/nameless', { token: tokens.write, body: { shape } });
+      assert.equal(rest.status, 400);
+      assert.match(rest.json.error.message as string, /^label is required/);
+      const v1 = await postV1(url, tokens.write, [{ typ: 'are', act: 'cre', dat: { id: 'nameless', shape } }]);
+      assert.equal(v1.json[0].res, 'suc', JSON.stringify(v1.json));
+      const read = await call(url, 'GET', '/v2/realm/fleet/area/nameless', { token: tokens.read });
+      assert.equal(read.json.label, null);
     });
   });
 

@@ -175,7 +175,7 @@ function table(deps: DispatcherDeps): ActionTable {
       cre: {
         scope: 'write',
         run: async (dat, realm) => {
-          const change = await areas.create(realm, idOf(dat), dat);
+          const change = await areas.create(realm, idOf(dat), dat, { labelRequired: false });
           return { dat: { id: change.id } };
         },
       },
