@@ -63,6 +63,8 @@ export const conflict = (message: string): LocusError => new LocusError('conflic
 export const unknownRealm = (realmId: string): LocusError => notFound(`unknown realm ${realmId.slice(0, 256)}`);
 export const areaExists = (areaId: string, cause?: unknown): LocusError =>
   new LocusError('conflict', `area with id ${areaId} already exists`, { cause });
+export const realmExists = (realmId: string, cause?: unknown): LocusError =>
+  new LocusError('conflict', `realm with id ${realmId} already exists`, { cause });
 export const tooLarge = (message: string): LocusError => new LocusError('too_large', message);
 
 /** Maps anything thrown to a LocusError; unknown errors become `internal` without leaking their text. */

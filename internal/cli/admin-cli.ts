@@ -79,13 +79,13 @@ async function runCommand(parsed: ParsedArgs, realms: RealmService, io: CliOutpu
   switch (`${group ?? ''} ${command ?? ''}`) {
     case 'realm create': {
       allowOnly(parsed, settingOptions);
-      const realm = await realms.create(arg(rest, 0, 'realm'), { settings: settingsFrom(options) });
+      const realm = await realms.createWithSettings(arg(rest, 0, 'realm'), { settings: settingsFrom(options) });
       print({ id: realm.id, result: 'success', settings: realm.settings });
       break;
     }
     case 'realm update': {
       allowOnly(parsed, settingOptions);
-      const realm = await realms.update(arg(rest, 0, 'realm'), { settings: settingsFrom(options) });
+      const realm = await realms.updateSettings(arg(rest, 0, 'realm'), { settings: settingsFrom(options) });
       print({ id: realm.id, result: 'success', settings: realm.settings });
       break;
     }

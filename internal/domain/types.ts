@@ -123,10 +123,29 @@ export interface RealmSettings {
   rateLimit: number | null;
 }
 
+/** Any JSON value. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+/**
+ * A realm's data. Unlike object and area data it may nest objects and arrays (Hivekit's
+ * client keeps nested values there). Stored data holds no null at the top level: a null in
+ * an update removes the key (nested nulls are values like any other).
+ */
+export type RealmData = Record<string, JsonValue>;
+
 export interface Realm {
   id: string;
+  /** Null for a realm made without one (the admin API's PUT, the CLI, realms older than labels). */
+  label: string | null;
+  data: RealmData;
   settings: RealmSettings;
   created: string;
+}
+
+/** A realm update's label and data. undefined: keep; a null label clears it; data merges at the top level. */
+export interface RealmPatch {
+  label?: string | null;
+  data?: RealmData;
 }
 
 export interface TokenRecord {

@@ -1,12 +1,14 @@
-/** Realm and token management: the admin API and the admin CLI both call this. */
+/** Realm and token management: the admin API, the admin CLI and REST v2's realm endpoints call this. */
 import { generateSecret, generateTokenId, hashSecret } from '../auth/tokens.js';
 import { parseId } from '../domain/ids.js';
+import { parseRealmCreate, parseRealmPatch } from '../domain/realm-entity.js';
 import { defaultRealmSettings, parseRealmSettings } from '../domain/realm-settings.js';
 import type { Realm, RealmSettings, Scope } from '../domain/types.js';
-import { conflict, invalid, notFound, unknownRealm } from '../errors.js';
+import { invalid, notFound, realmExists, unknownRealm } from '../errors.js';
 import type { Store } from '../store/port.js';
 import type { ChangeListener } from './changes.js';
 import { isoTime, type Clock } from './clock.js';
+import { realmView, type RealmView } from './views.js';
 
 export interface RealmDetails {
   id: string;
@@ -49,14 +51,36 @@ export class RealmService {
     return this.write(realmId, body, 'create-or-update');
   }
 
-  /** Creates a realm that does not exist yet; an existing one is a conflict and stays as it is. */
-  async create(realmId: string, body: unknown): Promise<Realm> {
+  /** Creates a realm with the given settings (label null, data {}); an existing one is a conflict and stays as it is. */
+  async createWithSettings(realmId: string, body: unknown): Promise<Realm> {
     return (await this.write(realmId, body, 'create')).realm;
   }
 
   /** Changes settings of an existing realm (given keys replace, others keep). */
-  async update(realmId: string, body: unknown): Promise<Realm> {
+  async updateSettings(realmId: string, body: unknown): Promise<Realm> {
     return (await this.write(realmId, body, 'update')).realm;
+  }
+
+  /** Hivekit's realm create: label required, data optional, default settings; an existing id is a conflict. */
+  async create(realmId: string, body: unknown): Promise<Realm> {
+    const { id, label, data } = parseRealmCreate(realmId, body);
+    const realm = await this.store.realms.create({ id, label, data, settings: defaultRealmSettings, created: isoTime(this.clock()) });
+    this.cache.delete(id);
+    return realm;
+  }
+
+  /** Hivekit's realm update: label and/or data, merged into the stored realm (applyRealmPatch); settings stay. */
+  async update(realmId: string, body: unknown): Promise<Realm> {
+    const { id, patch } = parseRealmPatch(realmId, body);
+    const realm = await this.store.realms.update(id, patch);
+    this.cache.delete(id);
+    if (realm === null) throw unknownRealm(id);
+    return realm;
+  }
+
+  /** The realm's id, label and data, read from the store (not the cache: a read follows writes of other processes). */
+  async read(realmId: string): Promise<RealmView> {
+    return realmView(await this.require(realmId));
   }
 
   async get(realmId: string): Promise<RealmDetails> {
@@ -131,13 +155,13 @@ export class RealmService {
     const id = parseId(realmId, 'realm');
     const { settings } = parseBody(body, ['settings']);
     const existing = await this.store.realms.get(id);
-    if (mode === 'create' && existing !== null) throw conflict(`realm ${id} already exists`);
+    if (mode === 'create' && existing !== null) throw realmExists(id);
     if (mode === 'update' && existing === null) throw unknownRealm(id);
     const merged = parseRealmSettings(settings ?? {}, existing?.settings ?? defaultRealmSettings);
     // A create is the store's insert: of two creators racing (a CLI beside a server), one wins.
     const result =
       mode === 'create'
-        ? { realm: await this.store.realms.create(id, merged, isoTime(this.clock())), created: true }
+        ? { realm: await this.store.realms.create({ id, label: null, data: {}, settings: merged, created: isoTime(this.clock()) }), created: true }
         : await this.store.realms.put(id, merged, isoTime(this.clock()));
     this.cache.delete(id);
     return result;

@@ -1,10 +1,10 @@
 /**
- * Response shapes of objects and areas, shared by REST v2 and the v1 action protocol
+ * Response shapes of objects, areas and realms, shared by REST v2 and the v1 action protocol
  * (a v1 `loc` event carries the object as GET returns it).
  */
 import { shapeTypeOf } from '../domain/area.js';
 import { connectionStatus } from '../domain/object.js';
-import type { Area, ConnectionStatus, Data, Location, Shape, ShapeType, TrackedObject } from '../domain/types.js';
+import type { Area, ConnectionStatus, Data, Location, Realm, RealmData, Shape, ShapeType, TrackedObject } from '../domain/types.js';
 
 export interface ObjectView {
   id: string;
@@ -26,6 +26,13 @@ export interface AreaView {
   label: string | null;
   shape: Shape;
   data: Data;
+}
+
+/** A realm as Hivekit's realm endpoints show it: settings and tokens are the admin API's. */
+export interface RealmView {
+  id: string;
+  label: string | null;
+  data: RealmData;
 }
 
 export interface AreaListEntry {
@@ -66,6 +73,10 @@ export function objectListEntry(
 
 export function areaView(area: Area): AreaView {
   return { id: area.id, label: area.label, shape: area.shape, data: area.data };
+}
+
+export function realmView(realm: Realm): RealmView {
+  return { id: realm.id, label: realm.label, data: realm.data };
 }
 
 export function areaListEntry(area: Area): AreaListEntry {

@@ -58,19 +58,21 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
 
   void describe(`store contract: ${name}`, () => {
     void describe('realms', () => {
-      void it('put creates, put again replaces the settings and keeps the creation time', () =>
+      void it('put creates (label null, data {}), put again replaces the settings and keeps the creation time', () =>
         withStore(async (store) => {
           assert.deepEqual(await store.realms.put('beta', SETTINGS, N0), {
-            realm: { id: 'beta', settings: { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null }, created: N0 },
+            realm: { id: 'beta', label: null, data: {}, settings: { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null }, created: N0 },
             created: true,
           });
           const replaced = { connectionTimeout: 30, historyRetentionDays: 0, rateLimit: 50 };
           assert.deepEqual(await store.realms.put('beta', replaced, N2), {
-            realm: { id: 'beta', settings: { connectionTimeout: 30, historyRetentionDays: 0, rateLimit: 50 }, created: N0 },
+            realm: { id: 'beta', label: null, data: {}, settings: { connectionTimeout: 30, historyRetentionDays: 0, rateLimit: 50 }, created: N0 },
             created: false,
           });
           assert.deepEqual(await store.realms.get('beta'), {
             id: 'beta',
+            label: null,
+            data: {},
             settings: { connectionTimeout: 30, historyRetentionDays: 0, rateLimit: 50 },
             created: N0,
           });
@@ -79,10 +81,55 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
 
       void it('create makes a realm once; a second create is a conflict that changes nothing', () =>
         withStore(async (store) => {
-          assert.deepEqual(await store.realms.create('delta', SETTINGS, N0), { id: 'delta', settings: SETTINGS, created: N0 });
-          const other = { connectionTimeout: 30, historyRetentionDays: 0, rateLimit: 50 };
-          await assert.rejects(store.realms.create('delta', other, N2), (err: unknown) => err instanceof LocusError && err.code === 'conflict');
-          assert.deepEqual(await store.realms.get('delta'), { id: 'delta', settings: SETTINGS, created: N0 });
+          const delta = { id: 'delta', label: null, data: {}, settings: SETTINGS, created: N0 };
+          assert.deepEqual(await store.realms.create(delta), delta);
+          const other = { id: 'delta', label: 'other', data: { a: 1 }, settings: { connectionTimeout: 30, historyRetentionDays: 0, rateLimit: 50 }, created: N2 };
+          await assert.rejects(store.realms.create(other), (err: unknown) => {
+            assert.ok(err instanceof LocusError && err.code === 'conflict');
+            assert.equal(err.message, 'realm with id delta already exists');
+            return true;
+          });
+          assert.deepEqual(await store.realms.get('delta'), delta);
+        }));
+
+      void it('create keeps a label and nested data exactly: key order, nulls inside, __proto__ as a plain key', () =>
+        withStore(async (store) => {
+          const data = JSON.parse('{"z":1,"nested":{"b":[1,{"c":null}],"a":"Zoë 😀"},"__proto__":{"x":true},"list":[],"e":{}}') as Record<string, never>;
+          const realm = { id: 'fleet', label: 'The fleet', data, settings: SETTINGS, created: N0 };
+          await store.realms.create(realm);
+          const read = await store.realms.get('fleet');
+          assert.deepEqual(read, realm);
+          assert.equal(JSON.stringify(read?.data), JSON.stringify(data));
+          assert.ok(Object.hasOwn(read?.data ?? {}, '__proto__'));
+          assert.deepEqual((await store.realms.list()).map((r) => [r.id, r.label, r.data]), [['fleet', 'The fleet', data]]);
+        }));
+
+      void it('update sets the label and merges data key by key at the top level; null removes a key; settings stay', () =>
+        withStore(async (store) => {
+          await store.realms.create({ id: 'fleet', label: 'Fleet', data: { keep: 1, drop: 'x', nested: { a: 1, b: 2 } }, settings: SETTINGS, created: N0 });
+          const updated = await store.realms.update('fleet', { data: { drop: null, nested: { c: [3] }, added: true } });
+          const expected = { id: 'fleet', label: 'Fleet', data: { keep: 1, nested: { c: [3] }, added: true }, settings: SETTINGS, created: N0 };
+          assert.deepEqual(updated, expected);
+          assert.deepEqual(await store.realms.get('fleet'), expected);
+          assert.deepEqual(await store.realms.update('fleet', { label: 'Renamed' }), { ...expected, label: 'Renamed' });
+          assert.deepEqual(await store.realms.update('fleet', { label: null, data: {} }), { ...expected, label: null });
+          assert.deepEqual(await store.realms.get('fleet'), { ...expected, label: null });
+          // The settings API leaves label and data as they are.
+          const replaced = { connectionTimeout: 30, historyRetentionDays: 0, rateLimit: 50 };
+          assert.deepEqual((await store.realms.put('fleet', replaced, N1)).realm, { ...expected, label: null, settings: replaced });
+          assert.equal(await store.realms.update('never', { label: 'x' }), null);
+          assert.equal(await store.realms.get('never'), null);
+        }));
+
+      void it('an update whose merged data would be too large fails and changes nothing', () =>
+        withStore(async (store) => {
+          const half = 'x'.repeat(40 * 1024);
+          const fleet = { id: 'fleet', label: 'Fleet', data: { a: half }, settings: SETTINGS, created: N0 };
+          await store.realms.create(fleet);
+          await assert.rejects(store.realms.update('fleet', { label: 'new', data: { b: half } }), failsWith('invalid_data'));
+          assert.deepEqual(await store.realms.get('fleet'), fleet);
+          // Replacing the key keeps it within the limit.
+          assert.deepEqual((await store.realms.update('fleet', { data: { a: null, b: half } }))?.data, { b: half });
         }));
 
       void it('list returns every realm in id order', () =>
@@ -90,11 +137,11 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
           assert.deepEqual(await store.realms.list(), []);
           await store.realms.put('beta', SETTINGS, N0);
           await store.realms.put('alpha', { connectionTimeout: 60, historyRetentionDays: 7, rateLimit: 10 }, N1);
-          await store.realms.put('Zulu', SETTINGS, N2);
+          await store.realms.create({ id: 'Zulu', label: 'Z', data: { n: [1] }, settings: SETTINGS, created: N2 });
           assert.deepEqual(await store.realms.list(), [
-            { id: 'Zulu', settings: { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null }, created: N2 },
-            { id: 'alpha', settings: { connectionTimeout: 60, historyRetentionDays: 7, rateLimit: 10 }, created: N1 },
-            { id: 'beta', settings: { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null }, created: N0 },
+            { id: 'Zulu', label: 'Z', data: { n: [1] }, settings: { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null }, created: N2 },
+            { id: 'alpha', label: null, data: {}, settings: { connectionTimeout: 60, historyRetentionDays: 7, rateLimit: 10 }, created: N1 },
+            { id: 'beta', label: null, data: {}, settings: { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null }, created: N0 },
           ]);
         }));
 

@@ -18,6 +18,7 @@ import type {
   ObjectChange,
   ObjectPatch,
   Realm,
+  RealmPatch,
   RealmSettings,
   TokenRecord,
   TrackedObject,
@@ -78,11 +79,28 @@ export interface AreaListQuery {
   cursor?: string;
 }
 
+/**
+ * Realms. A realm's `label` (string or null) and `data` (any JSON object, nested values
+ * included) read back exactly as written: the same keys in the same order, the same values.
+ * A realm stored before labels and data existed reads as label null and data {}.
+ */
 export interface RealmStore {
-  /** Creates the realm, or replaces its settings when it exists. */
+  /**
+   * Creates the realm (label null, data {}), or replaces its settings when it exists
+   * (its label and data stay).
+   */
   put(id: string, settings: RealmSettings, now: string): Promise<{ realm: Realm; created: boolean }>;
-  /** Creates the realm; `conflict` when it exists (checked by the write itself, so two creators cannot both win). */
-  create(id: string, settings: RealmSettings, now: string): Promise<Realm>;
+  /**
+   * Creates the realm as given; `conflict` (errors.ts realmExists) when it exists, checked
+   * by the write itself, so that of two creators only one wins.
+   */
+  create(realm: Realm): Promise<Realm>;
+  /**
+   * Applies a label and data update (domain applyRealmPatch) to the realm as stored, in one
+   * write: concurrent updates of different keys all take effect. Null when the realm does not
+   * exist. Settings and created stay. When applyRealmPatch refuses, nothing changes.
+   */
+  update(id: string, patch: RealmPatch): Promise<Realm | null>;
   get(id: string): Promise<Realm | null>;
   list(): Promise<Realm[]>;
   /** Deletes the realm with all its objects, areas, history and tokens. False when it did not exist. */

@@ -144,7 +144,7 @@ describe('admin CLI realm create, update and delete', () => {
     const store = await storeWithFleet('conflict.db');
     const again = await cli(store, ['realm', 'create', 'fleet', '--connection-timeout', '90']);
     assert.equal(again.code, 1);
-    assert.match(again.err, /realm fleet already exists/);
+    assert.match(again.err, /realm with id fleet already exists/);
     assert.equal(again.out, '');
     const shown = JSON.parse((await cli(store, ['realm', 'show', 'fleet'])).out) as { settings: { connectionTimeout: number } };
     assert.equal(shown.settings.connectionTimeout, 45);

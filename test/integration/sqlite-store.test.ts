@@ -172,7 +172,7 @@ void describe('sqlite store', () => {
 
     const second = openSqliteStore(path);
     try {
-      assert.deepEqual(await second.realms.get('acme'), { id: 'acme', settings: SETTINGS, created: N0 });
+      assert.deepEqual(await second.realms.get('acme'), { id: 'acme', label: null, data: {}, settings: SETTINGS, created: N0 });
       assert.deepEqual(await second.tokens.findByHash('h1'), { id: 't1', realm: 'acme', hash: 'h1', scope: 'write', created: N0 });
       assert.deepEqual(await second.objects.get('acme', 'vehicle/17'), {
         id: 'vehicle/17',
@@ -245,7 +245,7 @@ void describe('sqlite store', () => {
     withFile(async (store, path) => {
       await store.ping();
       assert.equal(inspect(path, (db) => db.pragma('journal_mode', { simple: true })), 'wal');
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 10);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 11);
       // A connection configured as the store's cuts its WAL back to 128 MiB when rewound.
       const raw = new Database(path);
       configure(raw);
@@ -287,7 +287,7 @@ void describe('sqlite store', () => {
     const again = openSqliteStore(path);
     await again.ping();
     await again.close();
-    assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 10);
+    assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 11);
   });
 
   void it('refuses a database written by a newer schema version', () => {
@@ -587,7 +587,7 @@ void describe('sqlite query engine', () => {
 
     const store = openSqliteStore(path);
     try {
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 10);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 11);
       assert.deepEqual(
         inspect(path, (db) => db.prepare<[], string>('SELECT DISTINCT typeof(data) FROM objects').pluck().all()),
         ['blob'],
@@ -636,6 +636,22 @@ void describe('sqlite query engine', () => {
     }
   });
 
+  void it('migrates realms of an older file: they keep their settings and read as label null, data {}', async () => {
+    const { path, raw } = versionOneFile();
+    raw.prepare('INSERT INTO realms (id, settings, created) VALUES (?, ?, ?)').run('acme', JSON.stringify(SETTINGS), N0);
+    raw.close();
+    const store = openSqliteStore(path);
+    try {
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 11);
+      const acme = { id: 'acme', label: null, data: {}, settings: SETTINGS, created: N0 };
+      assert.deepEqual(await store.realms.get('acme'), acme);
+      assert.deepEqual(await store.realms.list(), [acme]);
+      assert.deepEqual(await store.realms.update('acme', { label: 'Acme', data: { a: { b: 1 } } }), { ...acme, label: 'Acme', data: { a: { b: 1 } } });
+    } finally {
+      await store.close();
+    }
+  });
+
   void it('migrates the past fixes of a version 1 file to compact rows, dropping those of objects that are gone', async () => {
     const { path, raw, insert } = versionOneFile();
     const full = { longitude: 13.4, latitude: 52.5, altitude: 34.5, speed: 12.25, heading: 90, accuracy: 5, altitudeAccuracy: 2.5, time: '0001-02-03T04:05:06.007Z' };
@@ -659,7 +675,7 @@ void describe('sqlite query engine', () => {
 
     const store = openSqliteStore(path);
     try {
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 10);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 11);
       assert.deepEqual(
         historyRows(path).map((row) => [row.realm, row.object_id, row.location]),
         [

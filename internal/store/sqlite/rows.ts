@@ -3,7 +3,7 @@
  * are parsed with JSON.parse, which makes every key (`__proto__` included) an ordinary
  * own property.
  */
-import type { Area, Data, Realm, RealmSettings, Scope, Shape, TokenRecord, TrackedObject } from '../../domain/types.js';
+import type { Area, Data, Realm, RealmData, RealmSettings, Scope, Shape, TokenRecord, TrackedObject } from '../../domain/types.js';
 import { completeLocation } from './current-fix.js';
 import type { HeldPast } from './history-rows.js';
 
@@ -75,6 +75,9 @@ export interface AreaRow {
 
 export interface RealmRow {
   id: string;
+  label: string | null;
+  /** JSON text. */
+  data: string;
   settings: string;
   created: string;
 }
@@ -138,7 +141,13 @@ export function areaFromRow(row: AreaRow): Area {
 }
 
 export function realmFromRow(row: RealmRow): Realm {
-  return { id: row.id, settings: JSON.parse(row.settings) as RealmSettings, created: row.created };
+  return {
+    id: row.id,
+    label: row.label,
+    data: JSON.parse(row.data) as RealmData,
+    settings: JSON.parse(row.settings) as RealmSettings,
+    created: row.created,
+  };
 }
 
 export function tokenFromRow(row: TokenRow): TokenRecord {

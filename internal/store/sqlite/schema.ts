@@ -80,6 +80,10 @@
  * and the chunk's last time, encoded as `objects.past` holds them. A flush of an object's
  * held fixes is then one insert instead of one per fix. The migration cuts each object's
  * rows into chunks.
+ *
+ * Version 11 adds a realm's `label` and `data` (Hivekit's realm entity, REST v2): JSON
+ * text, like areas' data, read whole with the realm. Existing realms read as label NULL
+ * and data {}: the migration only adds the columns.
  */
 import type { Database } from 'better-sqlite3';
 import type { Location } from '../../domain/types.js';
@@ -281,6 +285,11 @@ const MIGRATIONS: readonly Migration[] = [
   'ALTER TABLE objects ADD COLUMN past BLOB;',
   compactLocation,
   chunkHistory,
+  // Version 11: the realm's label and data.
+  `
+  ALTER TABLE realms ADD COLUMN label TEXT;
+  ALTER TABLE realms ADD COLUMN data TEXT NOT NULL DEFAULT '{}';
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -12,9 +12,10 @@
  */
 import Database from 'better-sqlite3';
 import type { Statement, Transaction } from 'better-sqlite3';
-import { areaExists, LocusError, notFound } from '../../errors.js';
+import { areaExists, LocusError, notFound, realmExists } from '../../errors.js';
 import { applyAreaPatch } from '../../domain/area.js';
-import type { Area, AreaChange, AreaCreate, AreaPatch, Realm, RealmSettings, TokenRecord } from '../../domain/types.js';
+import { applyRealmPatch } from '../../domain/realm-entity.js';
+import type { Area, AreaChange, AreaCreate, AreaPatch, Realm, RealmPatch, RealmSettings, TokenRecord } from '../../domain/types.js';
 import type { AreaListQuery, AreaStore, Page, RealmStore, Store, TokenStore } from '../port.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,9 +33,9 @@ type Db = Database.Database;
 class SqliteRealmStore implements RealmStore {
   private readonly selectOne: Statement<[string], RealmRow>;
   private readonly selectAll: Statement<[], RealmRow>;
-  private readonly insert: Statement<[string, string, string]>;
-  private readonly updateSettings: Statement<[string, string]>;
+  private readonly insert: Statement<[string, string | null, string, string, string]>;
   private readonly putTx: Transaction<(id: string, settings: RealmSettings, now: string) => { realm: Realm; created: boolean }>;
+  private readonly updateTx: Transaction<(id: string, patch: RealmPatch) => Realm | null>;
   private readonly deleteTx: Transaction<(id: string) => { existed: boolean; queued: [number, number] | null }>;
 
   /** `deleting` runs before a realm delete (writes queued for it go first), `deleted` after it has committed. */
@@ -44,10 +45,12 @@ class SqliteRealmStore implements RealmStore {
     private readonly deleting: () => void,
     private readonly deleted: (realm: string) => void,
   ) {
-    this.selectOne = db.prepare<[string], RealmRow>('SELECT id, settings, created FROM realms WHERE id = ?');
-    this.selectAll = db.prepare<[], RealmRow>('SELECT id, settings, created FROM realms ORDER BY id');
-    this.insert = db.prepare<[string, string, string]>('INSERT INTO realms (id, settings, created) VALUES (?, ?, ?)');
-    this.updateSettings = db.prepare<[string, string]>('UPDATE realms SET settings = ? WHERE id = ?');
+    const columns = 'id, label, data, settings, created';
+    this.selectOne = db.prepare<[string], RealmRow>(`SELECT ${columns} FROM realms WHERE id = ?`);
+    this.selectAll = db.prepare<[], RealmRow>(`SELECT ${columns} FROM realms ORDER BY id`);
+    this.insert = db.prepare('INSERT INTO realms (id, label, data, settings, created) VALUES (?, ?, ?, ?, ?)');
+    const updateSettings = db.prepare<[string, string]>('UPDATE realms SET settings = ? WHERE id = ?');
+    const updateEntity = db.prepare<[string | null, string, string]>('UPDATE realms SET label = ?, data = ? WHERE id = ?');
     const deleteRealmData = [
       'DELETE FROM history WHERE orow IN (SELECT rowid FROM objects WHERE realm = ?)',
       'DELETE FROM objects WHERE realm = ?',
@@ -60,11 +63,19 @@ class SqliteRealmStore implements RealmStore {
       const existing = this.selectOne.get(id);
       const json = JSON.stringify(settings);
       if (existing === undefined) {
-        this.insert.run(id, json, now);
-        return { realm: { id, settings, created: now }, created: true };
+        this.insert.run(id, null, '{}', json, now);
+        return { realm: { id, label: null, data: {}, settings, created: now }, created: true };
       }
-      this.updateSettings.run(json, id);
-      return { realm: { id, settings, created: existing.created }, created: false };
+      updateSettings.run(json, id);
+      return { realm: { ...realmFromRow(existing), settings }, created: false };
+    });
+    this.updateTx = db.transaction((id: string, patch: RealmPatch) => {
+      const row = this.selectOne.get(id);
+      if (row === undefined) return null;
+      const old = realmFromRow(row);
+      const next = applyRealmPatch(old, patch);
+      updateEntity.run(next.label, next.data === old.data ? row.data : JSON.stringify(next.data), id);
+      return next;
     });
     this.deleteTx = db.transaction((id: string) => {
       // The realm's index entries first (in bulk), then its rows (the delete trigger then skips them).
@@ -78,16 +89,20 @@ class SqliteRealmStore implements RealmStore {
     return settle(() => this.putTx.immediate(id, settings, now));
   }
 
-  create(id: string, settings: RealmSettings, now: string): Promise<Realm> {
+  create(realm: Realm): Promise<Realm> {
     return settle(() => {
       try {
-        this.insert.run(id, JSON.stringify(settings), now);
+        this.insert.run(realm.id, realm.label, JSON.stringify(realm.data), JSON.stringify(realm.settings), realm.created);
       } catch (err) {
-        if (isUniqueViolation(err)) throw new LocusError('conflict', `realm ${id} already exists`, { cause: err });
+        if (isUniqueViolation(err)) throw realmExists(realm.id, err);
         throw err;
       }
-      return { id, settings, created: now };
+      return realm;
     });
+  }
+
+  update(id: string, patch: RealmPatch): Promise<Realm | null> {
+    return settle(() => this.updateTx.immediate(id, patch));
   }
 
   get(id: string): Promise<Realm | null> {
