@@ -4,7 +4,6 @@
  */
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { Logger } from 'pino';
-import type { Principal } from '../../auth/authenticator.js';
 import { rejectRepeatedParams } from '../../domain/list-query.js';
 import type { Realm, Scope } from '../../domain/types.js';
 import { LocusError } from '../../errors.js';
@@ -20,7 +19,8 @@ import { bodyReader, bodyStep, jsonBody } from './body.js';
 import { cors } from './cors.js';
 import { wsPath } from '../ws/ws-transport.js';
 import { errorHandler, methodNotAllowed, notFoundHandler, upgradeRequired } from './errors.js';
-import { mountedAt } from './request-context.js';
+import { realmRoutes } from './realm-routes.js';
+import { mountedAt, param, principalOf } from './request-context.js';
 
 export interface RestDeps {
   access: Access;
@@ -45,19 +45,8 @@ export interface RestDeps {
 
 const success = { result: 'success' } as const;
 
-/** Reads a decoded path parameter (express decodes each encoded segment once). */
-function param(req: Request, name: string): string {
-  const value = (req.params as Record<string, string | undefined>)[name];
-  if (value === undefined) throw new Error(`route has no parameter ${name}`);
-  return value;
-}
-
 function realmOf(res: Response): Realm {
   return res.locals.realm as Realm;
-}
-
-function principalOf(res: Response): Principal {
-  return res.locals.principal as Principal;
 }
 
 /** The query parameters an endpoint reads: `token` is authentication's (authenticate.ts), not the endpoint's. */
@@ -256,8 +245,11 @@ export function createRestApp(deps: RestDeps): express.Express {
   const body = jsonBody(deps.maxBodyBytes);
   const readBody = bodyReader(deps.maxBodyBytes);
   const v2Body = [bodyStep(readBody), stripBodyToken];
+  const v2Authenticate = authenticate(deps.access, deps.logger, { readBody, cookieName: deps.authCookieName });
+  // Before the realm-scoped router: its mount path `/v2/realm/:realm` also takes the realm's own path.
+  app.use(realmRoutes(deps, v2Authenticate, v2Body));
   const realmScoped = express.Router({ mergeParams: true });
-  realmScoped.use(mountedAt('/v2/realm/:realm'), authenticate(deps.access, deps.logger, { readBody, cookieName: deps.authCookieName }), realmGate(deps.access));
+  realmScoped.use(mountedAt('/v2/realm/:realm'), v2Authenticate, realmGate(deps.access));
   realmScoped.use(objectRoutes(deps, v2Body), areaRoutes(deps, v2Body), instructionRoutes());
   app.use('/v2/realm/:realm', realmScoped);
 

@@ -1,8 +1,22 @@
 /**
- * What the access log (access-log.ts) and the authentication log share about a request:
- * its id and the route template it matched, kept in `res.locals`.
+ * What the routers, the access log (access-log.ts) and the authentication log read about a
+ * request: its path parameters, its principal, its id and the route template it matched
+ * (the last three kept in `res.locals`).
  */
 import type { Request, RequestHandler, Response } from 'express';
+import type { Principal } from '../../auth/authenticator.js';
+
+/** Reads a decoded path parameter (express decodes each encoded segment once). */
+export function param(req: Request, name: string): string {
+  const value = (req.params as Record<string, string | undefined>)[name];
+  if (value === undefined) throw new Error(`route has no parameter ${name}`);
+  return value;
+}
+
+/** The principal authenticate.ts found for the request. */
+export function principalOf(res: Response): Principal {
+  return res.locals.principal as Principal;
+}
 
 /** An incoming X-Request-Id is kept when it is this short and plain; otherwise one is made. */
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,64}$/;
