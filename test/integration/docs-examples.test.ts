@@ -54,7 +54,7 @@ describe('docs/api.md examples', () => {
 
   it('has examples for every endpoint family', () => {
     assert.ok(examples.length >= 15, `found ${examples.length} examples`);
-    for (const path of ['/v2/realm/demo/object', '/v2/realm/demo/area', '/admin/v1/realm', '/v2/version', '/v2/realm/demo/search', '/history']) {
+    for (const path of ['/v2/realm/demo/object', '/v2/realm/demo/area', '/v2/realm/depots', '/admin/v1/realm', '/v2/version', '/v2/realm/demo/search', '/history']) {
       assert.ok(examples.some((e) => e.command.includes(path)), `no example for ${path}`);
     }
   });
