@@ -7,14 +7,10 @@
 import { LocusError } from '../errors.js';
 import type { Scope } from '../domain/types.js';
 import type { TokenStore } from '../store/port.js';
+import { defaultTenant, type Principal } from './principal.js';
 import { hashSecret } from './tokens.js';
 
-export interface Principal {
-  tokenId: string;
-  /** The token's realm; null for LOCUS_ADMIN_TOKEN, which belongs to no realm. */
-  realm: string | null;
-  scope: Scope;
-}
+export type { Principal } from './principal.js';
 
 const scopeRank: Record<Scope, number> = { read: 0, write: 1, admin: 2 };
 
@@ -51,10 +47,10 @@ export class Authenticator {
    * and skips hashing it again.
    */
   async principalOf(hash: string): Promise<Principal> {
-    if (this.adminHash !== null && hash === this.adminHash) return { tokenId: 'admin', realm: null, scope: 'admin' };
+    if (this.adminHash !== null && hash === this.adminHash) return { tokenId: 'admin', kind: 'admin', tenant: defaultTenant, realm: null, scope: 'admin' };
     const record = await this.tokens.findByHash(hash);
     if (record === null) throw unauthorized('the token is not valid');
-    return { tokenId: record.id, realm: record.realm, scope: record.scope };
+    return { tokenId: record.id, kind: 'token', tenant: defaultTenant, realm: record.realm, scope: record.scope };
   }
 
   /** 403 unless the principal may act on `realm` with at least scope `needed`. */

@@ -3,13 +3,18 @@
  * only appends to a queue; the queue is delivered on the next turn of the event loop,
  * in publish order, so a writer never waits for subscribers and its reply goes out first.
  */
-import type { BusSubscription, EventBus, LocusEvent, RealmMessage } from './port.js';
+import type { BusSubscription, EventBus, LocusEvent, RealmChangedEvent, RealmMessage } from './port.js';
 
-type Handler = (message: RealmMessage) => void;
+/** A realm's messages, or (on a tenant's channel) a realm change. */
+type ChannelMessage = RealmMessage | { kind: 'tenant'; event: RealmChangedEvent };
+type Handler = (message: ChannelMessage) => void;
+
+/** Realm keys never hold control characters, so a tenant's channel cannot collide with a realm's. */
+const tenantChannel = (tenant: string): string => `\u0000tenant:${tenant}`;
 
 export class LocalEventBus implements EventBus {
   private readonly handlers = new Map<string, Set<Handler>>();
-  private queue: { realm: string; message: RealmMessage }[] = [];
+  private queue: { realm: string; message: ChannelMessage }[] = [];
   private scheduled: NodeJS.Immediate | null = null;
   private idle: (() => void) | null = null;
 
@@ -24,19 +29,35 @@ export class LocalEventBus implements EventBus {
     this.enqueue(realm, { kind: 'realm_deleted' });
   }
 
-  subscribe(realm: string, handler: Handler): BusSubscription {
-    let set = this.handlers.get(realm);
+  subscribe(realm: string, handler: (message: RealmMessage) => void): BusSubscription {
+    return this.listen(realm, (message) => {
+      if (message.kind !== 'tenant') handler(message);
+    });
+  }
+
+  publishTenant(tenant: string, event: RealmChangedEvent): void {
+    this.enqueue(tenantChannel(tenant), { kind: 'tenant', event });
+  }
+
+  subscribeTenant(tenant: string, handler: (event: RealmChangedEvent) => void): BusSubscription {
+    return this.listen(tenantChannel(tenant), (message) => {
+      if (message.kind === 'tenant') handler(message.event);
+    });
+  }
+
+  private listen(channel: string, handler: Handler): BusSubscription {
+    let set = this.handlers.get(channel);
     if (set === undefined) {
       set = new Set();
-      this.handlers.set(realm, set);
+      this.handlers.set(channel, set);
     }
     set.add(handler);
     return {
       unsubscribe: () => {
-        const current = this.handlers.get(realm);
+        const current = this.handlers.get(channel);
         if (current === undefined) return;
         current.delete(handler);
-        if (current.size === 0) this.handlers.delete(realm);
+        if (current.size === 0) this.handlers.delete(channel);
       },
     };
   }
@@ -48,7 +69,7 @@ export class LocalEventBus implements EventBus {
     });
   }
 
-  private enqueue(realm: string, message: RealmMessage): void {
+  private enqueue(realm: string, message: ChannelMessage): void {
     // Nobody listens to this realm here: nothing to deliver (a NATS adapter would still publish).
     if (!this.handlers.has(realm)) return;
     this.queue.push({ realm, message });

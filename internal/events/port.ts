@@ -7,6 +7,7 @@
  *
  * Events are plain JSON data: they cross process boundaries unchanged.
  */
+import type { Area, RealmData, TrackedObject } from '../domain/types.js';
 import type { ObjectView } from '../service/views.js';
 
 /** An object's current location changed; `object` is the object as a read returns it. */
@@ -37,8 +38,68 @@ export interface AreaDeletedEvent {
   area: string;
 }
 
+/**
+ * Any write of an object (create, update, set, bulk entry): the object as stored after it.
+ * Feeds Hivekit subscriptions (membership is decided where they live, from this record).
+ */
+export interface ObjectWrittenEvent {
+  kind: 'obj';
+  realm: string;
+  object: TrackedObject;
+}
+
+/** An area was created or changed: the area as stored after it. */
+export interface AreaWrittenEvent {
+  kind: 'are';
+  realm: string;
+  area: Area;
+}
+
+/** A presence change (compat section 6): the object's connectionStatus is now `status`. */
+export interface PresenceEvent {
+  kind: 'cst';
+  realm: string;
+  object: string;
+  status: 'con' | 'dis';
+}
+
+/**
+ * A realm pub/sub message (compat 4.8): published under the id `idp` (literal), delivered to
+ * every connection subscription of the realm whose pattern matches it and whose event is `eve`.
+ */
+export interface PublishedEvent {
+  kind: 'pub';
+  realm: string;
+  eve: string;
+  idp: string;
+  dat: unknown;
+}
+
 /** What subscribers receive. */
-export type LocusEvent = LocationEvent | AreaCrossingEvent | ObjectDeletedEvent | AreaDeletedEvent;
+export type LocusEvent =
+  | LocationEvent
+  | AreaCrossingEvent
+  | ObjectDeletedEvent
+  | AreaDeletedEvent
+  | ObjectWrittenEvent
+  | AreaWrittenEvent
+  | PresenceEvent
+  | PublishedEvent;
+
+/**
+ * A realm was created, updated (label or data) or deleted: published on its tenant's subject
+ * (`locus.tenant.<tenant>.realm`), for realm-event and realm-data subscriptions (compat 5.2).
+ * `realm` is the storage key (types.ts Realm.id), `name` the id the tenant knows.
+ */
+export interface RealmChangedEvent {
+  kind: 'rea';
+  act: 'cre' | 'upd' | 'del';
+  tenant: string;
+  realm: string;
+  name: string;
+  /** The realm after the change (null after a delete). */
+  record: { label: string | null; data: RealmData } | null;
+}
 
 export type EventKind = LocusEvent['kind'];
 
@@ -62,6 +123,10 @@ export interface EventBus {
   publishRealmDeleted(realm: string): void;
   /** Receives every message of one realm (`locus.<realm>.>`), in publish order. */
   subscribe(realm: string, handler: (message: RealmMessage) => void): BusSubscription;
+  /** Publishes a realm change on its tenant's subject. Never blocks the caller. */
+  publishTenant(tenant: string, event: RealmChangedEvent): void;
+  /** Receives every realm change of one tenant, in publish order. */
+  subscribeTenant(tenant: string, handler: (event: RealmChangedEvent) => void): BusSubscription;
   /** Delivers what is queued, then stops. */
   close(): Promise<void>;
 }

@@ -50,12 +50,15 @@ export function parseSubscriptionFilter(dat: Record<string, unknown>): Subscript
 }
 
 export function filterPasses(filter: SubscriptionFilter, event: LocusEvent): boolean {
+  // The Hivekit kinds (obj, are, cst, pub) are for Hivekit subscriptions, not this `evt` model.
+  if (event.kind !== 'loc' && event.kind !== 'ent' && event.kind !== 'exi' && event.kind !== 'del') return false;
   if (filter.areas !== null) {
     if (event.kind !== 'ent' && event.kind !== 'exi') return false;
     if (!filter.areas.has(event.area)) return false;
   }
   if (filter.objects !== null) {
-    const object = event.kind === 'loc' ? event.object.id : 'object' in event ? event.object : null;
+    const object =
+      event.kind === 'loc' ? event.object.id : event.kind === 'ent' || event.kind === 'exi' || (event.kind === 'del' && 'object' in event) ? event.object : null;
     if (object === null || !filter.objects.has(object)) return false;
   }
   return true;

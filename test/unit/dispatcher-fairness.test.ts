@@ -13,7 +13,7 @@ import type { Subscriptions } from '../../internal/service/subscriptions.js';
 import { parseActions } from '../../internal/transport/actions/codec.js';
 import { Dispatcher } from '../../internal/transport/actions/dispatcher.js';
 
-const principal: Principal = { tokenId: 't', realm: 'r', scope: 'read' };
+const principal: Principal = { tokenId: 't', kind: 'token', tenant: 'default', realm: 'r', scope: 'read' };
 
 function dispatcher(counted: { n: number }): Dispatcher {
   const access = {

@@ -42,6 +42,12 @@ class CapturingBus implements EventBus {
   subscribe(_realm: string, _handler: (message: RealmMessage) => void): BusSubscription {
     return { unsubscribe: () => undefined };
   }
+  publishTenant(): void {
+    // Realm changes are not the geofence engine's.
+  }
+  subscribeTenant(): BusSubscription {
+    return { unsubscribe: () => undefined };
+  }
   close(): Promise<void> {
     return Promise.resolve();
   }
@@ -57,6 +63,8 @@ class CapturingBus implements EventBus {
             return `${e.kind} ${e.object} ${e.area}`;
           case 'del':
             return 'object' in e ? `del object ${e.object}` : `del area ${e.area}`;
+          default:
+            return e.kind;
         }
       }),
     );

@@ -168,6 +168,8 @@ function eventDat(event: LocusEvent): unknown {
       return { object: event.object, area: event.area, time: event.time };
     case 'del':
       return 'object' in event ? { object: event.object } : { area: event.area };
+    default:
+      return null;
   }
 }
 

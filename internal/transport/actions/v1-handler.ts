@@ -1,0 +1,84 @@
+/**
+ * The contract between the Hivekit v1 dispatcher (dispatcher.ts) and the handlers of each
+ * message type (handlers/*.ts). The wire is ../../../docs/reference/hivekit-compat.md: a
+ * message is a JSON object with `typ`, `act`, an optional `cid` (echoed in its one reply)
+ * and entity fields as top-level keys (`id`, `rea`, `lab`, `loc`, `dat`, `sty`, `sha`,
+ * `tds`, …). The dispatcher reads the envelope, finds the handler, enters the realm (401,
+ * 403, 429, 404 `unknown realm <id>`), runs it, and turns its answer or its LocusError into
+ * the reply (`res`, `err`, `erc`). Handlers only read their keys, call services and shape
+ * the reply's payload; unknown keys are ignored (compat 3.7), bad values are LocusErrors.
+ */
+import type { Principal, Right } from '../../auth/principal.js';
+import type { Realm } from '../../domain/types.js';
+
+/** One message as received. */
+export interface V1Message {
+  typ: string;
+  act: string;
+  /** The correlation id, echoed in the reply; absent (a WebSocket `set`): no reply on success. */
+  cid?: string;
+  /** The whole message object (`id`, `rea`, `lab`, `loc`, `dat`, … as sent; not validated). */
+  raw: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * A handler's answer: the top-level keys its success reply adds to `typ`, `act`, `cid` and
+ * `res:"suc"` (usually `dat`; `nxt` for a list page that is not the last). `null`: no reply
+ * at all (a successful `set`, compat 1.3 and 3.5).
+ */
+export type V1Answer = Readonly<Record<string, unknown>> | null;
+
+/**
+ * A v1 connection as the live features see it (WebSocket or TCP; none over HTTP): Hivekit
+ * subscriptions, pub/sub and presence hold on to it and push through it.
+ */
+export interface V1Connection {
+  /** Unique within the process, for maps and logs. */
+  readonly id: string;
+  /** The principal the connection signed in with. */
+  readonly principal: Principal;
+  /**
+   * Queues messages (each one element of a frame: `{typ:"sub",id,uty,obj}`, a pub/sub
+   * delivery, …) to be written in one frame after every reply already due, never in the
+   * same write as a reply (compat 5.4). Dropped when the connection is closed or too slow.
+   */
+  push(messages: readonly object[]): void;
+  /** Runs once when the connection ends, whatever the cause (subscriptions, pub/sub, presence clean up). */
+  onClose(listener: () => void): void;
+}
+
+export interface V1Caller {
+  principal: Principal;
+  /** The connection; null over HTTP (`/v1/http`, `/api/v1`), which has no push channel. */
+  connection: V1Connection | null;
+}
+
+/**
+ * Where a handler's realm is named: `rea` (objects, areas, subscriptions, search, history),
+ * `id` (realm actions and pub/sub), or nowhere (system actions, realm list and create, which
+ * check their rights themselves). A message without its realm key uses the principal's own
+ * realm when it has one (opaque realm tokens), else is refused with 400.
+ */
+export type RealmKey = 'rea' | 'id' | 'none';
+
+export interface V1Handler {
+  realm: RealmKey;
+  /**
+   * The right the action needs (`per` letter; opaque tokens: R needs scope read, C/U/D
+   * write). Checked by the dispatcher on the realm; handlers that act on entity ids check
+   * the id glob of `per` themselves through `allowedOn` (auth/rights.ts).
+   */
+  need: Right;
+  /**
+   * A write that hands its work to the store before its first await: the actions after it
+   * may start while it is in flight, and pipelined writes share one commit (see dispatcher).
+   */
+  ordered?: true;
+  /** Objects written (for the dispatcher's yield rule); default 1. */
+  weight?(message: V1Message): number;
+  /** `realm` is null exactly when `this.realm` is `none`. */
+  run(message: V1Message, realm: Realm | null, caller: V1Caller): Promise<V1Answer>;
+}
+
+/** `typ` → `act` → handler. Each handlers/*.ts module exports one fragment; handlers/index.ts joins them. */
+export type V1HandlerTable = Readonly<Record<string, Readonly<Record<string, V1Handler>>>>;
