@@ -159,9 +159,9 @@ export function compareCodePoints(a: string, b: string): number {
 }
 
 /** The value a condition's field names: `id`, `label` (null when unset) or an own data property (undefined when missing). */
-function fieldValue(obj: TrackedObject, field: string): DataValue | undefined {
-  if (field === 'id') return obj.id;
-  if (field === 'label') return obj.label;
+function fieldValue(obj: TrackedObject, field: string, target: 'data' | undefined): DataValue | undefined {
+  if (target === undefined && field === 'id') return obj.id;
+  if (target === undefined && field === 'label') return obj.label;
   return Object.hasOwn(obj.data, field) ? obj.data[field] : undefined;
 }
 
@@ -194,8 +194,8 @@ function matchesOne(actual: DataValue | undefined, op: FilterOp, value: DataValu
  * field (so `>=` is not "not `<`").
  */
 export function matchesFilter(obj: TrackedObject, conditions: readonly FilterCondition[]): boolean {
-  for (const { field, op, value } of conditions) {
-    if (!matchesOne(fieldValue(obj, field), op, value)) return false;
+  for (const { field, op, value, target } of conditions) {
+    if (!matchesOne(fieldValue(obj, field, target), op, value)) return false;
   }
   return true;
 }

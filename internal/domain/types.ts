@@ -169,6 +169,11 @@ export interface FilterCondition {
   field: string;
   op: FilterOp;
   value: DataValue;
+  /**
+   * `data`: `field` is a data property even when it is named `id` or `label` (Hivekit's `atr`
+   * conditions, where the pseudo-fields are `$id` and `$label`). Absent: the REST rule.
+   */
+  target?: 'data';
 }
 
 /** A longitude/latitude box, minLon <= maxLon (boxes never wrap; a wrapping shape gets two). */

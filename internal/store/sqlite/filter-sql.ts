@@ -128,8 +128,8 @@ function labelCondition(op: FilterCondition['op'], value: DataValue, params: (st
 /** Compiles conditions (all must hold) to SQL terms and id bounds. */
 export function compileFilter(conditions: readonly FilterCondition[]): CompiledFilter {
   const out: CompiledFilter = { terms: [], params: [], idAfter: null, idBefore: null, never: false };
-  for (const { field, op, value } of conditions) {
-    if (field === 'id') {
+  for (const { field, op, value, target } of conditions) {
+    if (field === 'id' && target === undefined) {
       // The id is a string, never null or missing.
       if (op === '=' || op === '!=') {
         if (typeof value !== 'string') {
@@ -152,7 +152,7 @@ export function compileFilter(conditions: readonly FilterCondition[]): CompiledF
       continue;
     }
     const term =
-      field === 'label' ? labelCondition(op, value, out.params) : dataCondition(dataPath(field), op, value, out.params);
+      field === 'label' && target === undefined ? labelCondition(op, value, out.params) : dataCondition(dataPath(field), op, value, out.params);
     if (term === FALSE) out.never = true;
     else if (term !== TRUE) out.terms.push(term);
   }
