@@ -61,16 +61,18 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       void it('put creates (label null, data {}), put again replaces the settings and keeps the creation time', () =>
         withStore(async (store) => {
           assert.deepEqual(await store.realms.put('beta', SETTINGS, N0), {
-            realm: { id: 'beta', label: null, data: {}, settings: { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null }, created: N0 },
+            realm: { id: 'beta', tenant: 'default', name: 'beta', label: null, data: {}, settings: { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null }, created: N0 },
             created: true,
           });
           const replaced = { connectionTimeout: 30, historyRetentionDays: 0, rateLimit: 50 };
           assert.deepEqual(await store.realms.put('beta', replaced, N2), {
-            realm: { id: 'beta', label: null, data: {}, settings: { connectionTimeout: 30, historyRetentionDays: 0, rateLimit: 50 }, created: N0 },
+            realm: { id: 'beta', tenant: 'default', name: 'beta', label: null, data: {}, settings: { connectionTimeout: 30, historyRetentionDays: 0, rateLimit: 50 }, created: N0 },
             created: false,
           });
           assert.deepEqual(await store.realms.get('beta'), {
             id: 'beta',
+            tenant: 'default',
+            name: 'beta',
             label: null,
             data: {},
             settings: { connectionTimeout: 30, historyRetentionDays: 0, rateLimit: 50 },
@@ -81,9 +83,9 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
 
       void it('create makes a realm once; a second create is a conflict that changes nothing', () =>
         withStore(async (store) => {
-          const delta = { id: 'delta', label: null, data: {}, settings: SETTINGS, created: N0 };
+          const delta = { id: 'delta', tenant: 'default', name: 'delta', label: null, data: {}, settings: SETTINGS, created: N0 };
           assert.deepEqual(await store.realms.create(delta), delta);
-          const other = { id: 'delta', label: 'other', data: { a: 1 }, settings: { connectionTimeout: 30, historyRetentionDays: 0, rateLimit: 50 }, created: N2 };
+          const other = { id: 'delta', tenant: 'default', name: 'delta', label: 'other', data: { a: 1 }, settings: { connectionTimeout: 30, historyRetentionDays: 0, rateLimit: 50 }, created: N2 };
           await assert.rejects(store.realms.create(other), (err: unknown) => {
             assert.ok(err instanceof LocusError && err.code === 'conflict');
             assert.equal(err.message, 'realm with id delta already exists');
@@ -95,7 +97,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       void it('create keeps a label and nested data exactly: key order, nulls inside, __proto__ as a plain key', () =>
         withStore(async (store) => {
           const data = JSON.parse('{"z":1,"nested":{"b":[1,{"c":null}],"a":"Zoë 😀"},"__proto__":{"x":true},"list":[],"e":{}}') as Record<string, never>;
-          const realm = { id: 'fleet', label: 'The fleet', data, settings: SETTINGS, created: N0 };
+          const realm = { id: 'fleet', tenant: 'default', name: 'fleet', label: 'The fleet', data, settings: SETTINGS, created: N0 };
           await store.realms.create(realm);
           const read = await store.realms.get('fleet');
           assert.deepEqual(read, realm);
@@ -106,9 +108,9 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
 
       void it('update sets the label and merges data key by key at the top level; null removes a key; settings stay', () =>
         withStore(async (store) => {
-          await store.realms.create({ id: 'fleet', label: 'Fleet', data: { keep: 1, drop: 'x', nested: { a: 1, b: 2 } }, settings: SETTINGS, created: N0 });
+          await store.realms.create({ id: 'fleet', tenant: 'default', name: 'fleet', label: 'Fleet', data: { keep: 1, drop: 'x', nested: { a: 1, b: 2 } }, settings: SETTINGS, created: N0 });
           const updated = await store.realms.update('fleet', { data: { drop: null, nested: { c: [3] }, added: true } });
-          const expected = { id: 'fleet', label: 'Fleet', data: { keep: 1, nested: { c: [3] }, added: true }, settings: SETTINGS, created: N0 };
+          const expected = { id: 'fleet', tenant: 'default', name: 'fleet', label: 'Fleet', data: { keep: 1, nested: { c: [3] }, added: true }, settings: SETTINGS, created: N0 };
           assert.deepEqual(updated, expected);
           assert.deepEqual(await store.realms.get('fleet'), expected);
           assert.deepEqual(await store.realms.update('fleet', { label: 'Renamed' }), { ...expected, label: 'Renamed' });
@@ -124,7 +126,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       void it('an update whose merged data would be too large fails and changes nothing', () =>
         withStore(async (store) => {
           const half = 'x'.repeat(40 * 1024);
-          const fleet = { id: 'fleet', label: 'Fleet', data: { a: half }, settings: SETTINGS, created: N0 };
+          const fleet = { id: 'fleet', tenant: 'default', name: 'fleet', label: 'Fleet', data: { a: half }, settings: SETTINGS, created: N0 };
           await store.realms.create(fleet);
           await assert.rejects(store.realms.update('fleet', { label: 'new', data: { b: half } }), failsWith('invalid_data'));
           assert.deepEqual(await store.realms.get('fleet'), fleet);
@@ -137,11 +139,11 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
           assert.deepEqual(await store.realms.list(), []);
           await store.realms.put('beta', SETTINGS, N0);
           await store.realms.put('alpha', { connectionTimeout: 60, historyRetentionDays: 7, rateLimit: 10 }, N1);
-          await store.realms.create({ id: 'Zulu', label: 'Z', data: { n: [1] }, settings: SETTINGS, created: N2 });
+          await store.realms.create({ id: 'Zulu', tenant: 'default', name: 'Zulu', label: 'Z', data: { n: [1] }, settings: SETTINGS, created: N2 });
           assert.deepEqual(await store.realms.list(), [
-            { id: 'Zulu', label: 'Z', data: { n: [1] }, settings: { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null }, created: N2 },
-            { id: 'alpha', label: null, data: {}, settings: { connectionTimeout: 60, historyRetentionDays: 7, rateLimit: 10 }, created: N1 },
-            { id: 'beta', label: null, data: {}, settings: { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null }, created: N0 },
+            { id: 'Zulu', tenant: 'default', name: 'Zulu', label: 'Z', data: { n: [1] }, settings: { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null }, created: N2 },
+            { id: 'alpha', tenant: 'default', name: 'alpha', label: null, data: {}, settings: { connectionTimeout: 60, historyRetentionDays: 7, rateLimit: 10 }, created: N1 },
+            { id: 'beta', tenant: 'default', name: 'beta', label: null, data: {}, settings: { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null }, created: N0 },
           ]);
         }));
 

@@ -5,12 +5,14 @@
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { Logger } from 'pino';
 import { rejectRepeatedParams } from '../../domain/list-query.js';
-import type { Realm, Scope } from '../../domain/types.js';
+import type { Right } from '../../auth/principal.js';
+import type { Realm } from '../../domain/types.js';
 import { LocusError } from '../../errors.js';
 import type { Access } from '../../service/access.js';
 import type { AreaService } from '../../service/areas.js';
 import type { ObjectService } from '../../service/objects.js';
 import type { RealmService } from '../../service/realms.js';
+import type { TenantService } from '../../service/tenants.js';
 import { keyedById } from '../../service/views.js';
 import type { Store } from '../../store/port.js';
 import { accessLog } from './access-log.js';
@@ -19,12 +21,14 @@ import { bodyReader, bodyStep, jsonBody } from './body.js';
 import { cors } from './cors.js';
 import { wsPath } from '../ws/ws-transport.js';
 import { errorHandler, methodNotAllowed, notFoundHandler, upgradeRequired } from './errors.js';
+import { adminRoutes } from './admin-routes.js';
 import { realmRoutes } from './realm-routes.js';
 import { mountedAt, param, principalOf } from './request-context.js';
 
 export interface RestDeps {
   access: Access;
   realms: RealmService;
+  tenants: TenantService;
   objects: ObjectService;
   areas: AreaService;
   store: Store;
@@ -57,11 +61,24 @@ function query(req: Request): Record<string, unknown> {
   return params;
 }
 
-const scopeFor = (method: string): Scope => (method === 'GET' || method === 'HEAD' ? 'read' : 'write');
+/** The `per` letter a REST method needs on the realm (opaque tokens: R needs scope read, the others write). */
+function rightFor(method: string): Right {
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+      return 'R';
+    case 'POST':
+      return 'C';
+    case 'DELETE':
+      return 'D';
+    default:
+      return 'U';
+  }
+}
 
 function realmGate(access: Access): RequestHandler {
   return async (req, res, next) => {
-    res.locals.realm = await access.enterRealm(principalOf(res), param(req, 'realm'), scopeFor(req.method));
+    res.locals.realm = await access.enterRealm(principalOf(res), param(req, 'realm'), rightFor(req.method));
     next();
   };
 }
@@ -172,48 +189,6 @@ function instructionRoutes(): Router {
   };
   router.all('/instruction', notImplemented);
   router.all('/instruction/:id', notImplemented);
-  return router;
-}
-
-function adminRoutes(deps: RestDeps, body: RequestHandler[]): Router {
-  const { realms } = deps;
-  const router = express.Router();
-  router
-    .route('/realm')
-    .get(async (_req, res) => {
-      const list = await realms.list();
-      res.json(keyedById(list.map((r) => ({ id: r.id, settings: r.settings, created: r.created }))));
-    })
-    .all(methodNotAllowed(['GET']));
-  router
-    .route('/realm/:realm')
-    .put(...body, async (req, res) => {
-      const { realm } = await realms.put(param(req, 'realm'), req.body);
-      res.json({ id: realm.id, ...success });
-    })
-    .get(async (req, res) => {
-      res.json(await realms.get(param(req, 'realm')));
-    })
-    .delete(async (req, res) => {
-      const id = param(req, 'realm');
-      await realms.delete(id);
-      res.json({ id, ...success });
-    })
-    .all(methodNotAllowed(['GET', 'PUT', 'DELETE']));
-  router
-    .route('/realm/:realm/token')
-    .post(...body, async (req, res) => {
-      res.json(await realms.createToken(param(req, 'realm'), req.body));
-    })
-    .all(methodNotAllowed(['POST']));
-  router
-    .route('/realm/:realm/token/:tokenId')
-    .delete(async (req, res) => {
-      const id = param(req, 'tokenId');
-      await realms.revokeToken(param(req, 'realm'), id);
-      res.json({ id, ...success });
-    })
-    .all(methodNotAllowed(['DELETE']));
   return router;
 }
 
