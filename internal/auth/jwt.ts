@@ -34,8 +34,9 @@ export function looksLikeJwt(secret: string): boolean {
   return COMPACT_JWS.test(secret);
 }
 
-export function jwtFailure(message: string, cause?: unknown): LocusError {
-  return new LocusError('unauthorized', message, { cause, headers: { 'WWW-Authenticate': 'Bearer' } });
+/** A 401 with the text; jose's error is not kept as the cause (it may carry the token's claims into a log). */
+export function jwtFailure(message: string): LocusError {
+  return new LocusError('unauthorized', message, { headers: { 'WWW-Authenticate': 'Bearer' } });
 }
 
 /** Where verification finds keys. */
@@ -52,23 +53,32 @@ export interface VerifiedJwt {
   kid: string | null;
 }
 
+/** The sign-in failure for an error of verification; anything else is rethrown. */
 function failureOf(err: unknown): LocusError {
   if (err instanceof LocusError) return err;
-  if (err instanceof joseErrors.JWTExpired) return jwtFailure(jwtTexts.expired, err);
+  if (err instanceof joseErrors.JWTExpired) return jwtFailure(jwtTexts.expired);
   if (err instanceof joseErrors.JWTClaimValidationFailed) {
-    return jwtFailure(err.claim === 'nbf' && err.reason === 'check_failed' ? jwtTexts.notYetValid : jwtTexts.malformed, err);
+    return jwtFailure(err.claim === 'nbf' && err.reason === 'check_failed' ? jwtTexts.notYetValid : jwtTexts.malformed);
   }
   if (err instanceof joseErrors.JWSSignatureVerificationFailed || err instanceof joseErrors.JOSEAlgNotAllowed) {
-    return jwtFailure(jwtTexts.signature, err);
+    return jwtFailure(jwtTexts.signature);
   }
-  return jwtFailure(jwtTexts.malformed, err);
+  if (err instanceof joseErrors.JOSEError) return jwtFailure(jwtTexts.malformed);
+  // Not the token's fault (a failing store): passed on as it is.
+  throw err;
 }
 
 /** Verifies a compact JWT and builds its principal; a LocusError `unauthorized` otherwise. */
 export async function verifyJwt(token: string, keys: KeyLookup, nowMs: number): Promise<VerifiedJwt> {
   try {
     if (!looksLikeJwt(token)) throw jwtFailure(jwtTexts.malformed);
-    const header = decodeProtectedHeader(token);
+    let header: ReturnType<typeof decodeProtectedHeader>;
+    try {
+      header = decodeProtectedHeader(token);
+    } catch {
+      // jose throws a TypeError for an undecodable header.
+      throw jwtFailure(jwtTexts.malformed);
+    }
     const kid = header.kid;
     if (kid !== undefined && typeof kid !== 'string') throw jwtFailure(jwtTexts.malformed);
     let tenant = defaultTenant;
