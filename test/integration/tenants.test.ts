@@ -115,6 +115,15 @@ describe('tenants, signing keys and JWT sign-in over REST', () => {
     const reader = await jwt(acmeKey.secret, { per: { fleet: { 'car/*': 'R' } } }, acmeKey.id);
     assert.equal((await call(url, 'GET', '/v2/realm/fleet/object/car%2F1', { token: reader })).status, 200);
     assert.equal((await call(url, 'PUT', '/v2/realm/fleet/object/car%2F2', { token: reader, body: {} })).status, 403);
+    // Id-level: the glob must match the object's id.
+    assert.equal((await call(url, 'PUT', '/v2/realm/fleet/object/bus%2F1', { token: acme, body: {} })).status, 200);
+    const other = await call(url, 'GET', '/v2/realm/fleet/object/bus%2F1', { token: reader });
+    assert.equal(other.status, 403);
+    assert.equal(other.json.error.code, 'forbidden');
+    const writer = await jwt(acmeKey.secret, { per: { fleet: { 'car/*': 'U' } } }, acmeKey.id);
+    assert.equal((await call(url, 'PUT', '/v2/realm/fleet/object/car%2F3', { token: writer, body: { label: 'w' } })).status, 200);
+    assert.equal((await call(url, 'PUT', '/v2/realm/fleet/object/bus%2F3', { token: writer, body: { label: 'w' } })).status, 403);
+    assert.equal((await call(url, 'DELETE', '/v2/realm/fleet/object/car%2F3', { token: writer })).status, 403);
     assert.equal((await call(url, 'POST', '/v2/realm/other', { token: reader, body: { label: 'x' } })).status, 403);
     assert.equal((await call(url, 'DELETE', '/v2/realm/fleet', { token: reader })).status, 403);
     // The list shows only realms the token may read.

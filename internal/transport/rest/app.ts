@@ -2,10 +2,11 @@
  * The express application: REST v2, the admin API and health endpoints. Handlers
  * only translate HTTP to service calls; status codes come from the error catalogue.
  */
-import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { Logger } from 'pino';
 import { rejectRepeatedParams } from '../../domain/list-query.js';
 import type { Right } from '../../auth/principal.js';
+import { allowedOn } from '../../auth/rights.js';
 import type { Realm } from '../../domain/types.js';
 import { LocusError } from '../../errors.js';
 import type { Access } from '../../service/access.js';
@@ -61,16 +62,20 @@ function query(req: Request): Record<string, unknown> {
   return params;
 }
 
-/** The `per` letter a REST method needs on the realm (opaque tokens: R needs scope read, the others write). */
-function rightFor(method: string): Right {
-  switch (method) {
+/**
+ * The `per` letter a REST request needs (opaque tokens: R needs scope read, the others write):
+ * reads R, deletes D, an area create (POST, 409 on an existing id) C, every other write U
+ * (object writes are create-or-update: they need U, which C alone does not give).
+ */
+function rightFor(req: Request): Right {
+  switch (req.method) {
     case 'GET':
     case 'HEAD':
       return 'R';
-    case 'POST':
-      return 'C';
     case 'DELETE':
       return 'D';
+    case 'POST':
+      return req.path.startsWith('/area') ? 'C' : 'U';
     default:
       return 'U';
   }
@@ -78,7 +83,7 @@ function rightFor(method: string): Right {
 
 function realmGate(access: Access): RequestHandler {
   return async (req, res, next) => {
-    res.locals.realm = await access.enterRealm(principalOf(res), param(req, 'realm'), rightFor(req.method));
+    res.locals.realm = await access.enterRealm(principalOf(res), param(req, 'realm'), rightFor(req));
     next();
   };
 }
@@ -90,9 +95,24 @@ function adminGate(access: Access): RequestHandler {
   };
 }
 
+/**
+ * The id-level check of a JWT's `per` claim (auth/rights.ts allowedOn) on routes naming one
+ * object or area: 403 unless a pattern matching the id grants the method's letter. Opaque
+ * tokens and JWTs without `per` pass (the realm gate decided).
+ */
+const idGate = (req: Request, res: Response, next: NextFunction, id: string): void => {
+  const realm = realmOf(res);
+  if (!allowedOn(principalOf(res), realm.name, rightFor(req), id)) {
+    next(new LocusError('forbidden', `the token's permissions (per) do not grant ${rightFor(req)} on ${id.slice(0, 256)}`));
+    return;
+  }
+  next();
+};
+
 function objectRoutes(deps: RestDeps, body: RequestHandler[]): Router {
   const { objects } = deps;
   const router = express.Router({ mergeParams: true });
+  router.param('id', idGate);
   router
     .route('/object')
     .get(async (req, res) => {
@@ -149,6 +169,7 @@ function objectRoutes(deps: RestDeps, body: RequestHandler[]): Router {
 function areaRoutes(deps: RestDeps, body: RequestHandler[]): Router {
   const { areas } = deps;
   const router = express.Router({ mergeParams: true });
+  router.param('id', idGate);
   router
     .route('/area')
     .get(async (req, res) => {
