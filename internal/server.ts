@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { Authenticator } from './auth/authenticator.js';
+import { defaultTenant } from './auth/principal.js';
 import { RateLimiter } from './auth/rate-limiter.js';
 import { readBuildInfo } from './build-info.js';
 import type { Config } from './config/config.js';
@@ -19,6 +20,8 @@ import { AreaService } from './service/areas.js';
 import { systemClock, type Clock } from './service/clock.js';
 import { HistoryRetention } from './service/history-retention.js';
 import { ObjectService } from './service/objects.js';
+import { PresenceRegistry } from './service/presence-registry.js';
+import { PubSub } from './service/pubsub.js';
 import { RealmService, type IssuedToken } from './service/realms.js';
 import { Subscriptions } from './service/subscriptions.js';
 import { openStore } from './store/open-store.js';
@@ -39,6 +42,10 @@ export interface RunningServer {
   readonly tcpPort: number;
   readonly store: Store;
   readonly realms: RealmService;
+  /** Realm pub/sub (v1 `rea` `sub`/`uns`/`pub`). */
+  readonly pubsub: PubSub;
+  /** Presence: data-provider connections (JWT `dpv`) → connectionStatus. */
+  readonly presence: PresenceRegistry;
   /** The demo realm's token when this start created it. */
   readonly demoToken: IssuedToken | null;
   /** Open v1 WebSocket and TCP connections, and events dropped for slow consumers. */
@@ -97,11 +104,26 @@ export async function start(config: Config, options: StartOptions = {}): Promise
     },
     clock,
   );
+  const pubsub = new PubSub(bus);
+  // Presence claims name realms as their tenant knows them. Until tenants resolve names to
+  // storage keys (RealmService/Access), the default tenant's names are its keys.
+  const presence = new PresenceRegistry({
+    bus,
+    objects: store.objects,
+    resolveRealm: async (principal, name) => {
+      if (principal.tenant !== defaultTenant) return null;
+      const realm = await realms.find(name);
+      return realm === null ? null : { key: realm.id };
+    },
+    onError: (err) => logger.error({ err }, 'presence transition failed'),
+    onTruncated: (realm, limit) => logger.warn({ realm, limit }, 'presence change touched more objects than it announces'),
+  });
   const objects = new ObjectService(
     store,
     clock,
     { maxBulk: config.maxBulk, maxPage: config.maxPage, maxFilterConditions: config.maxFilterConditions, maxVertices: config.maxVertices, maxFutureSkewS: config.maxFutureSkewS },
     listener,
+    presence,
   );
   const areas = new AreaService(store, { maxPage: config.maxPage, maxVertices: config.maxVertices }, listener);
   const demoToken = config.demoRealm ? await realms.ensureDemo() : null;
@@ -234,6 +256,8 @@ export async function start(config: Config, options: StartOptions = {}): Promise
       // Once the connections are cut there is nothing left to wait for: a listener's close
       // callback may still be pending on a socket that is being torn down.
       await Promise.race([Promise.all([closed, tcpClosed]), deadline]);
+      // Closed connections' presence transitions read the store: let them finish first.
+      await Promise.race([presence.idle(), deadline]);
       clearTimeout(timer);
       await bus.close();
       await retention.stop();
@@ -249,6 +273,8 @@ export async function start(config: Config, options: StartOptions = {}): Promise
     tcpPort: tcp.port,
     store,
     realms,
+    pubsub,
+    presence,
     demoToken,
     v1Stats: () => gateway.stats(),
     close,
