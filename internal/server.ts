@@ -26,6 +26,7 @@ import { RealmService, type IssuedToken } from './service/realms.js';
 import { Subscriptions } from './service/subscriptions.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/port.js';
+import type { Realm } from './domain/types.js';
 import { Dispatcher } from './transport/actions/dispatcher.js';
 import { ActionGateway, type GatewayStats } from './transport/actions/gateway.js';
 import { answerRefused, capConnections } from './transport/http/connection-cap.js';
@@ -88,8 +89,25 @@ export async function start(config: Config, options: StartOptions = {}): Promise
   });
   // Change records → geofence engine → event bus → subscriptions of each connection.
   const bus = new LocalEventBus((err) => logger.error({ err }, 'event delivery failed'));
-  const listener = new GeofenceEngine(store.areas, bus, (err, realm) =>
-    logger.error({ err, realm }, 'loading areas for geofences failed'),
+  const pubsub = new PubSub(bus);
+  // Presence claims name realms as their tenant knows them. Until tenants resolve names to
+  // storage keys (RealmService/Access), the default tenant's names are its keys.
+  const presence: PresenceRegistry = new PresenceRegistry({
+    bus,
+    objects: store.objects,
+    resolveRealm: async (principal, name): Promise<{ key: string } | null> => {
+      if (principal.tenant !== defaultTenant) return null;
+      const realm: Realm | null = await realms.find(name);
+      return realm === null ? null : { key: realm.id };
+    },
+    onError: (err) => logger.error({ err }, 'presence transition failed'),
+    onTruncated: (realm, limit) => logger.warn({ realm, limit }, 'presence change touched more objects than it announces'),
+  });
+  const listener = new GeofenceEngine(
+    store.areas,
+    bus,
+    (err, realm) => logger.error({ err, realm }, 'loading areas for geofences failed'),
+    presence,
   );
   const realms = new RealmService(store, clock, listener);
   const access = new Access(
@@ -104,20 +122,6 @@ export async function start(config: Config, options: StartOptions = {}): Promise
     },
     clock,
   );
-  const pubsub = new PubSub(bus);
-  // Presence claims name realms as their tenant knows them. Until tenants resolve names to
-  // storage keys (RealmService/Access), the default tenant's names are its keys.
-  const presence = new PresenceRegistry({
-    bus,
-    objects: store.objects,
-    resolveRealm: async (principal, name) => {
-      if (principal.tenant !== defaultTenant) return null;
-      const realm = await realms.find(name);
-      return realm === null ? null : { key: realm.id };
-    },
-    onError: (err) => logger.error({ err }, 'presence transition failed'),
-    onTruncated: (realm, limit) => logger.warn({ realm, limit }, 'presence change touched more objects than it announces'),
-  });
   const objects = new ObjectService(
     store,
     clock,

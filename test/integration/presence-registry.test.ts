@@ -6,7 +6,9 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { Principal } from '../../internal/auth/principal.js';
-import type { ObjectPatch } from '../../internal/domain/types.js';
+import type { ObjectChange, ObjectPatch } from '../../internal/domain/types.js';
+import { AreaIndex } from '../../internal/geofence/area-index.js';
+import { eventsOf } from '../../internal/geofence/geofence-engine.js';
 import { LocalEventBus } from '../../internal/events/local-bus.js';
 import { noChangeListener } from '../../internal/service/changes.js';
 import { ObjectService } from '../../internal/service/objects.js';
@@ -263,5 +265,36 @@ describe('covering id ranges', () => {
     assert.deepEqual(ranges('car/1*', 'car/1'), ['car/1']);
     assert.deepEqual(ranges('car/1', 'car/12'), ['car/1']);
     assert.deepEqual(ranges('x', '*y'), ['']);
+  });
+});
+
+describe('legacy evt loc events (locus extension)', () => {
+  it('carry the presence status, not con for every fix', async () => {
+    const w = await world();
+    try {
+      const fix = { longitude: 1, latitude: 2, time: NOW };
+      const change = (id: string): ObjectChange => ({
+        realm: 'fleet',
+        id,
+        old: null,
+        new: { id, label: null, location: fix, data: {}, seen: NOW },
+        history: [fix],
+        time: NOW,
+      });
+      const statusIn = (id: string): unknown => {
+        const [event] = eventsOf(change(id), new AreaIndex(), w.presence);
+        assert.equal(event?.kind, 'loc');
+        return event.kind === 'loc' ? event.object.connectionStatus : null;
+      };
+      assert.equal(statusIn('car/1'), 'dis');
+      w.presence.connectionOpened(provider({ fleet: ['car/*'] }));
+      await settle(w);
+      assert.equal(statusIn('car/1'), 'con');
+      assert.equal(statusIn('truck/1'), 'dis');
+    } finally {
+      await w.presence.idle();
+      await w.bus.close();
+      await w.store.close();
+    }
   });
 });
