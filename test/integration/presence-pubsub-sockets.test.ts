@@ -186,7 +186,7 @@ describe('pub/sub and presence over WebSocket', { skip }, () => {
   it('a dpv connection makes car/* con in v1 and v2 reads within 400 ms, dis after close, publishing connectionStatusChanged', async () => {
     const watcher = await HivekitSocket.open(h.url, user);
     assert.equal((await watcher.request({ typ: 'rea', act: 'sub', id: 'fleet', dat: { eve: 'connectionStatusChanged' } })).res, 'suc');
-    const v1Status = async (id: string): Promise<string> => (await watcher.request({ typ: 'obj', act: 'rea', rea: 'fleet', id })).cst as string;
+    const v1Status = async (id: string): Promise<string> => (await watcher.request({ typ: 'obj', act: 'rea', rea: 'fleet', id })).dat.cst as string;
     const v2Status = async (id: string): Promise<string> =>
       (await call(h.url, 'GET', `/v2/realm/fleet/object/${encodeURIComponent(id)}`, { token: user })).json.connectionStatus as string;
     assert.equal(await v1Status('car/1'), 'dis');
