@@ -19,6 +19,8 @@ import { AreaService } from './service/areas.js';
 import { systemClock, type Clock } from './service/clock.js';
 import { HistoryRetention } from './service/history-retention.js';
 import { ObjectService } from './service/objects.js';
+import { PresenceRegistry } from './service/presence-registry.js';
+import { PubSub } from './service/pubsub.js';
 import { RealmService, type IssuedToken } from './service/realms.js';
 import { TenantService } from './service/tenants.js';
 import { Subscriptions } from './service/subscriptions.js';
@@ -41,6 +43,10 @@ export interface RunningServer {
   readonly store: Store;
   readonly realms: RealmService;
   readonly tenants: TenantService;
+  /** Realm pub/sub (v1 `rea` `sub`/`uns`/`pub`). */
+  readonly pubsub: PubSub;
+  /** Presence: data-provider connections (JWT `dpv`) → connectionStatus. */
+  readonly presence: PresenceRegistry;
   /** The demo realm's token when this start created it. */
   readonly demoToken: IssuedToken | null;
   /** Open v1 WebSocket and TCP connections, and events dropped for slow consumers. */
@@ -83,8 +89,23 @@ export async function start(config: Config, options: StartOptions = {}): Promise
   });
   // Change records → geofence engine → event bus → subscriptions of each connection.
   const bus = new LocalEventBus((err) => logger.error({ err }, 'event delivery failed'));
-  const listener = new GeofenceEngine(store.areas, bus, (err, realm) =>
-    logger.error({ err, realm }, 'loading areas for geofences failed'),
+  const pubsub = new PubSub(bus);
+  // Presence claims name realms as their tenant knows them: resolved within the principal's tenant.
+  const presence: PresenceRegistry = new PresenceRegistry({
+    bus,
+    objects: store.objects,
+    resolveRealm: async (principal, name): Promise<{ key: string } | null> => {
+      const realm = await realms.findIn(principal.tenant, name);
+      return realm === null ? null : { key: realm.id };
+    },
+    onError: (err) => logger.error({ err }, 'presence transition failed'),
+    onTruncated: (realm, limit) => logger.warn({ realm, limit }, 'presence change touched more objects than it announces'),
+  });
+  const listener = new GeofenceEngine(
+    store.areas,
+    bus,
+    (err, realm) => logger.error({ err, realm }, 'loading areas for geofences failed'),
+    presence,
   );
   const realms = new RealmService(store, clock, listener, bus);
   const tenants = new TenantService(store, clock);
@@ -105,6 +126,7 @@ export async function start(config: Config, options: StartOptions = {}): Promise
     clock,
     { maxBulk: config.maxBulk, maxPage: config.maxPage, maxFilterConditions: config.maxFilterConditions, maxVertices: config.maxVertices, maxFutureSkewS: config.maxFutureSkewS },
     listener,
+    presence,
   );
   const areas = new AreaService(store, { maxPage: config.maxPage, maxVertices: config.maxVertices }, listener);
   const demoToken = config.demoRealm ? await realms.ensureDemo() : null;
@@ -238,6 +260,8 @@ export async function start(config: Config, options: StartOptions = {}): Promise
       // Once the connections are cut there is nothing left to wait for: a listener's close
       // callback may still be pending on a socket that is being torn down.
       await Promise.race([Promise.all([closed, tcpClosed]), deadline]);
+      // Closed connections' presence transitions read the store: let them finish first.
+      await Promise.race([presence.idle(), deadline]);
       clearTimeout(timer);
       await bus.close();
       await retention.stop();
@@ -254,6 +278,8 @@ export async function start(config: Config, options: StartOptions = {}): Promise
     store,
     realms,
     tenants,
+    pubsub,
+    presence,
     demoToken,
     v1Stats: () => gateway.stats(),
     close,

@@ -32,7 +32,7 @@ const realmHelp = `usage:
   locus realm delete <realm> [--yes]      delete a realm with all of its objects, areas, history and tokens;
                                           on a terminal asks you to type the realm id, elsewhere needs --yes
 settings:
-  --connection-timeout S          seconds
+  --connection-timeout S          seconds (no longer used: connectionStatus comes from presence; accepted for old scripts)
   --history-retention-days D      days of history kept
   --rate-limit R                  requests per second per token
 The admin CLI does not claim the store, so it works beside a running server on the same file.`;

@@ -1,5 +1,5 @@
-/** Object update rules: folding a batch, merging into the stored state, connection status. */
-import type { ConnectionStatus, Data, DataPatch, FoldedPatch, Location, ObjectPatch, TrackedObject } from './types.js';
+/** Object update rules: folding a batch, merging into the stored state. */
+import type { Data, DataPatch, FoldedPatch, Location, ObjectPatch, TrackedObject } from './types.js';
 
 /**
  * Merges `patch` into `old` key by key; a key set to null is removed. Never mutates
@@ -72,10 +72,4 @@ export function applyPatch(old: TrackedObject | null, patch: FoldedPatch, now: s
     data: mergeData(base.data, patch.data),
     seen: patch.fixes.length > 0 ? now : base.seen,
   };
-}
-
-/** `con` when a location was received within `timeoutSeconds` before `nowMs`. */
-export function connectionStatus(obj: TrackedObject, nowMs: number, timeoutSeconds: number): ConnectionStatus {
-  if (obj.seen === null) return 'dis';
-  return nowMs - Date.parse(obj.seen) <= timeoutSeconds * 1000 ? 'con' : 'dis';
 }

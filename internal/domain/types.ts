@@ -30,7 +30,7 @@ export interface TrackedObject {
   label: string | null;
   location: Location | null;
   data: Data;
-  /** Server receive time (normalised ISO) of the last write that carried a location; drives connectionStatus. */
+  /** Server receive time (normalised ISO) of the last write that carried a location (connectionStatus no longer depends on it: presence does). */
   seen: string | null;
 }
 
@@ -115,7 +115,10 @@ export interface AreaChange {
 export type Scope = 'read' | 'write' | 'admin';
 
 export interface RealmSettings {
-  /** Seconds without a location after which an object is `dis`. */
+  /**
+   * No longer used: connectionStatus comes from presence (compat 6). Still accepted and stored
+   * (admin API, CLI) so that existing scripts keep working.
+   */
   connectionTimeout: number;
   /** Days of history kept; 0 keeps everything. */
   historyRetentionDays: number;

@@ -17,6 +17,7 @@
 import type { Area, AreaChange, Location, ObjectChange } from '../domain/types.js';
 import type { EventBus, LocusEvent } from '../events/port.js';
 import type { ChangeListener } from '../service/changes.js';
+import { noPresence, type PresenceLookup } from '../service/presence-port.js';
 import type { AreaStore } from '../store/port.js';
 import { AreaIndex } from './area-index.js';
 
@@ -48,19 +49,20 @@ export function sameLocation(a: Location | null, b: Location | null): boolean {
 }
 
 /** The events of one object change, in the order subscribers get them: loc, exits, enters. */
-export function eventsOf(change: ObjectChange, index: AreaIndex): LocusEvent[] {
+export function eventsOf(change: ObjectChange, index: AreaIndex, presence: PresenceLookup = noPresence): LocusEvent[] {
   const { realm } = change;
   if (change.new === null) return change.old === null ? [] : [{ kind: 'del', realm, object: change.id }];
   const before = change.old?.location ?? null;
   const after = change.new.location;
   if (after === null || sameLocation(before, after)) return [];
   const obj = change.new;
-  // This write carried the fix, so the object was seen just now: it is connected.
+  // connectionStatus is presence's (compat 6): a fix alone does not make the object `con`.
+  const connectionStatus = presence.statusOf(realm, obj.id);
   const events: LocusEvent[] = [
     {
       kind: 'loc',
       realm,
-      object: { id: obj.id, label: obj.label, location: after, data: obj.data, connectionStatus: 'con' },
+      object: { id: obj.id, label: obj.label, location: after, data: obj.data, connectionStatus },
     },
   ];
   const wasIn = before === null ? noAreas : index.containing(before.longitude, before.latitude);
@@ -100,6 +102,8 @@ export class GeofenceEngine implements ChangeListener {
     private readonly areas: Pick<AreaStore, 'list'>,
     private readonly bus: EventBus,
     private readonly onError: (err: unknown, realm: string) => void = () => undefined,
+    /** Where the connectionStatus of `loc` events comes from. */
+    private readonly presence: PresenceLookup = noPresence,
   ) {}
 
   objectsChanged(realm: string, changes: readonly ObjectChange[]): void {
@@ -146,7 +150,7 @@ export class GeofenceEngine implements ChangeListener {
       return;
     }
     const events: LocusEvent[] = [];
-    for (const change of work.changes) events.push(...eventsOf(change, index));
+    for (const change of work.changes) events.push(...eventsOf(change, index, this.presence));
     if (events.length > 0) this.bus.publish(realm, events);
   }
 

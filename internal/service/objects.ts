@@ -16,6 +16,7 @@ import { notFound } from '../errors.js';
 import type { ObjectListQuery, Store } from '../store/port.js';
 import type { ChangeListener } from './changes.js';
 import { isoTime, type Clock } from './clock.js';
+import { noPresence, type PresenceLookup } from './presence-port.js';
 import { objectListEntry, objectView, type ObjectListEntry, type ObjectView } from './views.js';
 
 export interface ObjectLimits {
@@ -62,6 +63,8 @@ export class ObjectService {
     private readonly clock: Clock,
     private readonly limits: ObjectLimits,
     private readonly listener: ChangeListener,
+    /** Where connectionStatus comes from (compat 6): the presence registry; none: every object `dis`. */
+    private readonly presence: PresenceLookup = noPresence,
   ) {}
 
   /**
@@ -104,7 +107,7 @@ export class ObjectService {
     const objectId = parseId(id, 'object');
     const obj = await this.store.objects.get(realm.id, objectId);
     if (obj === null) throw notFound(`object ${objectId} not found`);
-    return objectView(obj, this.clock(), realm.settings.connectionTimeout);
+    return objectView(obj, this.presence.statusOf(realm.id, obj.id));
   }
 
   /**
@@ -117,14 +120,13 @@ export class ObjectService {
     const fields = parseFields(params.fields);
     const filter = parseFilterParam(params.filter, this.limits.maxFilterConditions ?? 100);
     const shape = parseShapeValue(params.shape, this.limits.maxVertices ?? 10_000);
-    // Entries show id, label, connectionStatus (from seen) and the named fields only.
+    // Entries show id, label, connectionStatus (from presence) and the named fields only.
     const query: ObjectListQuery = { ...parsePageQuery(params, this.limits), fields };
     if (filter.length > 0) query.filter = filter;
     if (shape !== undefined) query.shape = shape;
     const page = await this.store.objects.list(realm.id, query);
-    const nowMs = this.clock();
     return {
-      entries: page.items.map((obj) => objectListEntry(obj, fields, nowMs, realm.settings.connectionTimeout)),
+      entries: page.items.map((obj) => objectListEntry(obj, fields, this.presence.statusOf(realm.id, obj.id))),
       next: page.next,
     };
   }
@@ -135,10 +137,9 @@ export class ObjectService {
     const words = parseSearchQuery(params.q);
     const limit = parseSearchLimit(params.limit, this.limits.maxPage);
     const hits = await this.store.objects.search(realm.id, { words, limit, fields: null });
-    const nowMs = this.clock();
     return {
       entries: hits.map((hit) => ({
-        ...objectListEntry(hit.object, null, nowMs, realm.settings.connectionTimeout),
+        ...objectListEntry(hit.object, null, this.presence.statusOf(realm.id, hit.object.id)),
         score: hit.score,
       })),
     };

@@ -3,7 +3,6 @@
  * (a v1 `loc` event carries the object as GET returns it).
  */
 import { shapeTypeOf } from '../domain/area.js';
-import { connectionStatus } from '../domain/object.js';
 import type { Area, ConnectionStatus, Data, Location, Realm, RealmData, Shape, ShapeType, TrackedObject } from '../domain/types.js';
 
 export interface ObjectView {
@@ -41,14 +40,9 @@ export interface AreaListEntry {
   shapeType: ShapeType;
 }
 
-export function objectView(obj: TrackedObject, nowMs: number, timeoutSeconds: number): ObjectView {
-  return {
-    id: obj.id,
-    label: obj.label,
-    location: obj.location,
-    data: obj.data,
-    connectionStatus: connectionStatus(obj, nowMs, timeoutSeconds),
-  };
+/** `status` comes from presence (service/presence-port.ts), never from the object's last location. */
+export function objectView(obj: TrackedObject, status: ConnectionStatus): ObjectView {
+  return { id: obj.id, label: obj.label, location: obj.location, data: obj.data, connectionStatus: status };
 }
 
 /** Only the named data fields that the object has. */
@@ -60,13 +54,7 @@ function pick(data: Data, fields: readonly string[]): Data {
   return Object.fromEntries(out);
 }
 
-export function objectListEntry(
-  obj: TrackedObject,
-  fields: readonly string[] | null,
-  nowMs: number,
-  timeoutSeconds: number,
-): ObjectListEntry {
-  const status = connectionStatus(obj, nowMs, timeoutSeconds);
+export function objectListEntry(obj: TrackedObject, fields: readonly string[] | null, status: ConnectionStatus): ObjectListEntry {
   if (fields === null) return { id: obj.id, label: obj.label, connectionStatus: status };
   return { id: obj.id, label: obj.label, data: pick(obj.data, fields), connectionStatus: status };
 }

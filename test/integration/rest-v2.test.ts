@@ -64,7 +64,7 @@ const scenarios: Scenario[] = [
     json: { id: 'vehicle/17', result: 'success' },
   },
   {
-    name: 'read it back: time stamped with the receive time, connected',
+    name: 'read it back: time stamped with the receive time; dis (a location write does not make it con)',
     method: 'GET',
     path: '/v2/realm/r1/object/vehicle%2F17',
     token: 'read',
@@ -74,7 +74,7 @@ const scenarios: Scenario[] = [
       label: 'Truck',
       location: { longitude: 13.4, latitude: 52.5, time: '2026-01-01T00:00:00.000Z' },
       data: { speed: 10, color: 'red', ok: true },
-      connectionStatus: 'con',
+      connectionStatus: 'dis',
     },
   },
   {
@@ -211,7 +211,7 @@ const scenarios: Scenario[] = [
       label: 'Bus',
       location: { longitude: 3, latitude: 3, time: '2026-01-01T00:00:30.250Z' },
       data: { line: 7, full: false },
-      connectionStatus: 'con',
+      connectionStatus: 'dis',
     },
   },
   {
@@ -225,18 +225,18 @@ const scenarios: Scenario[] = [
 
   // --- lists
   {
-    name: 'list without fields: id, label and connectionStatus only',
+    name: 'list without fields: id, label and connectionStatus only (dis: no presence connection)',
     method: 'GET',
     path: '/v2/realm/r1/object',
     token: 'read',
     status: 200,
     json: {
-      'bus/1': { id: 'bus/1', label: 'Bus', connectionStatus: 'con' },
-      'bus/2': { id: 'bus/2', label: null, connectionStatus: 'con' },
+      'bus/1': { id: 'bus/1', label: 'Bus', connectionStatus: 'dis' },
+      'bus/2': { id: 'bus/2', label: null, connectionStatus: 'dis' },
       'bus/3': { id: 'bus/3', label: 'Bus 3', connectionStatus: 'dis' },
       'literal%2Fpercent': { id: 'literal%2Fpercent', label: 'pct', connectionStatus: 'dis' },
       plain: { id: 'plain', label: null, connectionStatus: 'dis' },
-      'vehicle/17': { id: 'vehicle/17', label: null, connectionStatus: 'con' },
+      'vehicle/17': { id: 'vehicle/17', label: null, connectionStatus: 'dis' },
       '車両-🚚': { id: '車両-🚚', label: 'Lieferwagen é', connectionStatus: 'dis' },
     },
     check: (r) => assert.equal(r.headers.get('x-next-cursor'), null),
@@ -247,8 +247,8 @@ const scenarios: Scenario[] = [
     path: '/v2/realm/r1/object?fields=line,speed&limit=2',
     status: 200,
     json: {
-      'bus/1': { id: 'bus/1', label: 'Bus', data: { line: 7 }, connectionStatus: 'con' },
-      'bus/2': { id: 'bus/2', label: null, data: {}, connectionStatus: 'con' },
+      'bus/1': { id: 'bus/1', label: 'Bus', data: { line: 7 }, connectionStatus: 'dis' },
+      'bus/2': { id: 'bus/2', label: null, data: {}, connectionStatus: 'dis' },
     },
     check: async (r) => {
       const cursor = r.headers.get('x-next-cursor');
@@ -269,7 +269,7 @@ const scenarios: Scenario[] = [
     },
   },
   {
-    name: 'after the connection timeout every object is dis',
+    name: 'still dis long after (connectionTimeout is no longer used)',
     method: 'GET',
     path: '/v2/realm/r1/object/bus%2F1',
     advanceMs: 121_000,

@@ -41,7 +41,7 @@ const t = (s: number): string => `2026-01-01T00:00:${String(s).padStart(2, '0')}
 const tn = (s: number): string => `2026-01-01T00:00:${String(s).padStart(2, '0')}.000Z`;
 const loc = (longitude: number, latitude: number, time: string): Record<string, unknown> => ({ longitude, latitude, time });
 const entry = (id: string, label: string | null, data?: Record<string, unknown>): Record<string, unknown> =>
-  data === undefined ? { id, label, connectionStatus: 'con' } : { id, label, data, connectionStatus: 'con' };
+  data === undefined ? { id, label, connectionStatus: 'dis' } : { id, label, data, connectionStatus: 'dis' };
 const noLocation = (id: string, label: string | null): Record<string, unknown> => ({ id, label, connectionStatus: 'dis' });
 
 const steps: Step[] = [
@@ -62,7 +62,7 @@ const steps: Step[] = [
       label: 'Truck 17',
       location: { longitude: 13.4, latitude: 52.5, time: tn(1) },
       data: { speed: 10, color: 'red', ok: true },
-      connectionStatus: 'con',
+      connectionStatus: 'dis',
     },
   },
   { name: 'update merges data and removes null keys', op: 'upd', id: 'vehicle/17', dat: { location: loc(13.5, 52.5, t(2)), data: { speed: 20, color: null } } },
@@ -75,7 +75,7 @@ const steps: Step[] = [
       label: 'Truck 17',
       location: { longitude: 13.5, latitude: 52.5, time: tn(2) },
       data: { speed: 20, ok: true },
-      connectionStatus: 'con',
+      connectionStatus: 'dis',
     },
   },
   {

@@ -72,7 +72,7 @@ describe('v1 live events', () => {
       assert.deepEqual(Object.keys(first), ['typ', 'act', 'rea', 'dat']);
       assert.equal(first.rea, 'ev');
       assert.deepEqual(Object.keys(first.dat), ['id', 'label', 'location', 'data', 'connectionStatus']);
-      assert.equal(first.dat.connectionStatus, 'con');
+      assert.equal(first.dat.connectionStatus, 'dis', 'a location write does not make an object con');
       assert.deepEqual(enter.dat, { object: id, area: 'A', time: events[1].dat.location.time });
       await assertQuiet(sub, 8);
       await sub.close();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { applyPatch, connectionStatus, foldPatches, mergeData } from '../../internal/domain/object.js';
+import { applyPatch, foldPatches, mergeData } from '../../internal/domain/object.js';
 import type { Location, TrackedObject } from '../../internal/domain/types.js';
 
 const fix = (longitude: number, time: string): Location => ({ longitude, latitude: 0, time });
@@ -88,15 +88,5 @@ describe('applyPatch', () => {
     const [p] = foldPatches([{ id: 'n', label: 'N' }]);
     assert.ok(p);
     assert.deepEqual(applyPatch(null, p, now), { id: 'n', label: 'N', location: null, data: {}, seen: null });
-  });
-});
-
-describe('connectionStatus', () => {
-  const obj: TrackedObject = { id: 'o', label: null, location: null, data: {}, seen: '2026-01-01T00:00:00.000Z' };
-  const t = Date.parse('2026-01-01T00:00:00.000Z');
-  it('is con within the timeout and dis after it', () => {
-    assert.equal(connectionStatus(obj, t + 120_000, 120), 'con');
-    assert.equal(connectionStatus(obj, t + 120_001, 120), 'dis');
-    assert.equal(connectionStatus({ ...obj, seen: null }, t, 120), 'dis');
   });
 });

@@ -6,6 +6,7 @@ import type { Access } from '../../../service/access.js';
 import type { AreaService } from '../../../service/areas.js';
 import type { Clock } from '../../../service/clock.js';
 import type { ObjectService } from '../../../service/objects.js';
+import type { PubSub } from '../../../service/pubsub.js';
 import type { RealmService } from '../../../service/realms.js';
 import type { Subscriptions } from '../../../service/subscriptions.js';
 import type { BuildInfo } from '../../../build-info.js';
@@ -17,6 +18,8 @@ export interface HandlerDeps {
   realms: RealmService;
   /** The `evt` model's subscriptions (locus extension `sub`/`sub`, `sub`/`uns`). */
   subscriptions: Subscriptions;
+  /** Realm pub/sub (`rea` `sub`/`uns`/`pub`). */
+  pubsub: PubSub;
   clock: Clock;
   build: BuildInfo;
 }

@@ -1,0 +1,257 @@
+/**
+ * Presence (hivekit-compat.md 6, decisions.md `connectionStatus`): which objects have an
+ * open data-provider connection. A signed-in connection whose principal carries data-provider
+ * claims (JWT `dpv`: realm name → object-id globs) claims those ids while it is open; an
+ * object is `con` while at least one open connection's claim matches its id, else `dis`.
+ * Writing a location changes nothing here.
+ *
+ * When a connection's claims start or end, the objects that exist and change status because
+ * of it get a `cst` bus event (live subscriptions turn it into `upd` pushes) and a pub/sub
+ * publication `connectionStatusChanged` under the object's id, payload `{cst, id}`. Creating
+ * an object publishes nothing (it simply reads as `con` when claimed). Transitions are worked
+ * out one at a time, in the order connections open and close.
+ *
+ * Cluster note: this registry is per process. Cluster mode (#21) must share the claims
+ * (every process publishes its connections' claims on NATS and keeps the union, with
+ * heartbeats so that a dead process's claims expire) behind the same PresenceLookup port;
+ * the events already travel through the bus. See docs/protocol-pubsub-presence.md.
+ */
+import type { Principal } from '../auth/principal.js';
+import { compileGlob, type CompiledGlob } from '../domain/id-glob.js';
+import type { ConnectionStatus } from '../domain/types.js';
+import type { EventBus, LocusEvent } from '../events/port.js';
+import type { ObjectStore } from '../store/port.js';
+import type { LiveConnection } from './live-connection.js';
+import type { PresenceLookup } from './presence-port.js';
+
+/** The pub/sub event of a presence change (compat 6). */
+export const connectionStatusChanged = 'connectionStatusChanged';
+
+/** A realm named in a claim, resolved within the principal's tenant. */
+export interface ClaimedRealm {
+  /** The storage key (types.ts Realm.id). */
+  key: string;
+}
+
+/** Resolves a realm name of a `dpv` claim for this principal; null: no such realm (the claim is ignored). */
+export type ClaimRealmResolver = (principal: Principal, name: string) => Promise<ClaimedRealm | null>;
+
+export interface PresenceOptions {
+  bus: EventBus;
+  objects: Pick<ObjectStore, 'list'>;
+  resolveRealm: ClaimRealmResolver;
+  /** Hears of failures while working out a transition (the claims still hold). */
+  onError?: (err: unknown) => void;
+  /** Hears that a transition touched more objects than it publishes events for. */
+  onTruncated?: (realm: string, limit: number) => void;
+  /**
+   * Most objects one transition publishes events for, per realm (default 100,000). Reads
+   * are exact whatever the number; only the events of the objects past it are skipped.
+   */
+  maxTransitionObjects?: number;
+}
+
+/** Claims of one realm: literal ids and globs, each counted once per claiming connection. */
+interface RealmClaims {
+  literals: Map<string, number>;
+  globs: Map<string, { glob: CompiledGlob; count: number }>;
+}
+
+/** Ids listed per store page while working out a transition. */
+const pageSize = 1000;
+
+export class PresenceRegistry implements PresenceLookup {
+  private readonly realms = new Map<string, RealmClaims>();
+  /** Connection id → realm key → its distinct claimed globs there. */
+  private readonly connections = new Map<string, Map<string, CompiledGlob[]>>();
+  private queue: Promise<void> = Promise.resolve();
+  private readonly maxObjects: number;
+
+  constructor(private readonly options: PresenceOptions) {
+    this.maxObjects = options.maxTransitionObjects ?? 100_000;
+  }
+
+  statusOf(realm: string, id: string): ConnectionStatus {
+    const claims = this.realms.get(realm);
+    if (claims === undefined) return 'dis';
+    if (claims.literals.has(id)) return 'con';
+    for (const { glob } of claims.globs.values()) if (glob.matches(id)) return 'con';
+    return 'dis';
+  }
+
+  /**
+   * A connection signed in: its data-provider claims take effect, and end when it closes.
+   * Call once per connection, after a successful sign-in.
+   */
+  connectionOpened(connection: LiveConnection): void {
+    const claimed = connection.principal.dataProvider;
+    if (claimed === null || claimed === undefined || Object.keys(claimed).length === 0) return;
+    if (this.connections.has(connection.id)) return;
+    this.connections.set(connection.id, new Map());
+    let open = true;
+    connection.onClose(() => {
+      open = false;
+      this.enqueue(() => this.release(connection.id));
+    });
+    this.enqueue(() => this.claim(connection, claimed, () => open));
+  }
+
+  /** Resolves once every transition queued so far is worked out (tests, shutdown). */
+  idle(): Promise<void> {
+    return this.queue;
+  }
+
+  private enqueue(work: () => Promise<void>): void {
+    this.queue = this.queue.then(work).catch((err: unknown) => this.options.onError?.(err));
+  }
+
+  private async claim(connection: LiveConnection, claimed: Readonly<Record<string, readonly string[]>>, isOpen: () => boolean): Promise<void> {
+    const { principal } = connection;
+    const resolved: [string, CompiledGlob[]][] = [];
+    for (const [name, patterns] of Object.entries(claimed)) {
+      if (!Array.isArray(patterns)) continue;
+      const distinct = [...new Set(patterns.filter((p): p is string => typeof p === 'string' && p !== ''))];
+      if (distinct.length === 0) continue;
+      const realm = await this.options.resolveRealm(principal, name);
+      if (realm === null) continue;
+      // A principal confined to one realm claims nothing elsewhere.
+      if (principal.realm !== null && principal.realm !== name && principal.realm !== realm.key) continue;
+      resolved.push([realm.key, distinct.map(compileGlob)]);
+    }
+    const mine = this.connections.get(connection.id);
+    if (!isOpen() || mine === undefined) return;
+    for (const [key, globs] of resolved) {
+      const merged = new Map((mine.get(key) ?? []).map((glob) => [glob.pattern, glob]));
+      const added = globs.filter((glob) => !merged.has(glob.pattern));
+      if (added.length === 0) continue;
+      for (const glob of added) merged.set(glob.pattern, glob);
+      mine.set(key, [...merged.values()]);
+      this.count(key, added, +1);
+    }
+    // The claims hold from here on (reads see `con`); now the events of the objects that changed.
+    for (const [key, globs] of mine) {
+      const own = new Set(globs.map((glob) => glob.pattern));
+      await this.announce(key, globs, 'con', (id) => !this.claimedByOthers(key, id, own));
+    }
+  }
+
+  private async release(connectionId: string): Promise<void> {
+    const mine = this.connections.get(connectionId);
+    this.connections.delete(connectionId);
+    if (mine === undefined) return;
+    for (const [key, globs] of mine) this.count(key, globs, -1);
+    for (const [key, globs] of mine) {
+      await this.announce(key, globs, 'dis', (id) => this.statusOf(key, id) === 'dis');
+    }
+  }
+
+  private count(realm: string, globs: readonly CompiledGlob[], delta: 1 | -1): void {
+    let claims = this.realms.get(realm);
+    if (claims === undefined) {
+      claims = { literals: new Map(), globs: new Map() };
+      this.realms.set(realm, claims);
+    }
+    for (const glob of globs) {
+      if (glob.literal) {
+        const n = (claims.literals.get(glob.pattern) ?? 0) + delta;
+        if (n > 0) claims.literals.set(glob.pattern, n);
+        else claims.literals.delete(glob.pattern);
+      } else {
+        const entry = claims.globs.get(glob.pattern) ?? { glob, count: 0 };
+        entry.count += delta;
+        if (entry.count > 0) claims.globs.set(glob.pattern, entry);
+        else claims.globs.delete(glob.pattern);
+      }
+    }
+    if (claims.literals.size === 0 && claims.globs.size === 0) this.realms.delete(realm);
+  }
+
+  /** True when a connection other than the one holding `own` claims the id. */
+  private claimedByOthers(realm: string, id: string, own: ReadonlySet<string>): boolean {
+    const claims = this.realms.get(realm);
+    if (claims === undefined) return false;
+    if ((claims.literals.get(id) ?? 0) > (own.has(id) ? 1 : 0)) return true;
+    for (const [pattern, { glob, count }] of claims.globs) {
+      if (count > (own.has(pattern) ? 1 : 0) && glob.matches(id)) return true;
+    }
+    return false;
+  }
+
+  /** Publishes `status` for the existing objects matching `globs` that `changed` accepts. */
+  private async announce(realm: string, globs: readonly CompiledGlob[], status: 'con' | 'dis', changed: (id: string) => boolean): Promise<void> {
+    let announced = 0;
+    for await (const ids of this.matchingIds(realm, globs)) {
+      const events: LocusEvent[] = [];
+      for (const id of ids) {
+        if (!changed(id)) continue;
+        if (announced === this.maxObjects) {
+          this.options.onTruncated?.(realm, this.maxObjects);
+          this.options.bus.publish(realm, events);
+          return;
+        }
+        announced++;
+        events.push(
+          { kind: 'cst', realm, object: id, status },
+          { kind: 'pub', realm, eve: connectionStatusChanged, idp: id, dat: { cst: status, id } },
+        );
+      }
+      this.options.bus.publish(realm, events);
+    }
+  }
+
+  /**
+   * The ids of the realm's objects that match any of the globs, page by page, each once.
+   * A glob with a literal prefix reads only the id range of that prefix, a literal id only
+   * that id; a glob starting with `*` reads the whole realm (once, for all the globs).
+   */
+  private async *matchingIds(realm: string, globs: readonly CompiledGlob[]): AsyncGenerator<string[]> {
+    for (const { prefix, exact } of coveringRanges(globs)) {
+      let cursor: string | undefined;
+      for (;;) {
+        const page = await this.options.objects.list(realm, {
+          limit: exact ? 1 : pageSize,
+          fields: [],
+          ...(prefix === '' ? {} : { filter: [{ field: 'id', op: exact ? '=' : '>=', value: prefix }] }),
+          ...(cursor === undefined ? {} : { cursor }),
+        });
+        const ids: string[] = [];
+        let past = false;
+        for (const { id } of page.items) {
+          // Ids are listed in code point order: those with the prefix come together.
+          if (!id.startsWith(prefix)) {
+            past = true;
+            break;
+          }
+          if (globs.some((glob) => glob.matches(id))) ids.push(id);
+        }
+        if (ids.length > 0) yield ids;
+        if (past || exact || page.next === null) break;
+        cursor = page.next;
+      }
+    }
+  }
+}
+
+/** An id range to read: the ids starting with `prefix`, or (`exact`) only the id equal to it. */
+export interface IdRange {
+  prefix: string;
+  exact: boolean;
+}
+
+/**
+ * The fewest id ranges that hold every id the globs match, none nested in another: one per
+ * literal prefix not extending another; `exact` when only literal globs equal to it need it.
+ */
+export function coveringRanges(globs: readonly CompiledGlob[]): IdRange[] {
+  const sorted = [...globs].sort((a, b) => (a.prefix < b.prefix ? -1 : a.prefix > b.prefix ? 1 : 0));
+  const out: IdRange[] = [];
+  for (const glob of sorted) {
+    const last = out[out.length - 1];
+    if (last !== undefined && glob.prefix.startsWith(last.prefix)) {
+      if (!glob.literal || glob.prefix !== last.prefix) last.exact = false;
+      continue;
+    }
+    out.push({ prefix: glob.prefix, exact: glob.literal });
+  }
+  return out;
+}
