@@ -8,6 +8,7 @@ import type { Clock } from '../../../service/clock.js';
 import type { ObjectService } from '../../../service/objects.js';
 import type { RealmService } from '../../../service/realms.js';
 import type { Subscriptions } from '../../../service/subscriptions.js';
+import type { LiveSubscriptions } from '../../../service/live/live-subscriptions.js';
 import type { BuildInfo } from '../../../build-info.js';
 
 export interface HandlerDeps {
@@ -17,6 +18,8 @@ export interface HandlerDeps {
   realms: RealmService;
   /** The `evt` model's subscriptions (locus extension `sub`/`sub`, `sub`/`uns`). */
   subscriptions: Subscriptions;
+  /** Hivekit subscriptions (`sub` `cre`/`upd`/`del`, compat section 5). */
+  live: LiveSubscriptions;
   clock: Clock;
   build: BuildInfo;
 }
