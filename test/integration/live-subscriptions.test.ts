@@ -63,7 +63,7 @@ describe('Hivekit subscriptions: the worked example of compat 5.11', () => {
     await f.live.update(conn, 'S', { typ: 'obj', sty: 'cir', sha: { cx: lon0 + 0.002, cy: lat0, r: 110 } });
     assert.deepEqual(conn.take(), [], 'the full push comes on a later cycle than the reply');
     await settle();
-    pushes = conn.take() as Push[];
+    pushes = conn.take();
     assert.equal(pushes.length, 1);
     assert.equal(pushes[0]?.uty, 'ful');
     assert.deepEqual(Object.keys(pushes[0]?.obj ?? {}), ['cre']);
@@ -72,7 +72,7 @@ describe('Hivekit subscriptions: the worked example of compat 5.11', () => {
     // 4: object 2 moves far south: exactly one delta deleting it.
     await put(2, lon0 + 0.002, 50.5);
     await settle();
-    pushes = conn.take() as Push[];
+    pushes = conn.take();
     assert.equal(pushes.length, 1);
     assert.equal(pushes[0]?.uty, 'dta');
     assert.deepEqual(Object.keys(pushes[0]?.obj ?? {}), ['del']);
@@ -82,7 +82,7 @@ describe('Hivekit subscriptions: the worked example of compat 5.11', () => {
     // 5: object 4 moves to the centre: a delta creating it.
     await put(4, lon0 + 0.002, lat0);
     await settle();
-    pushes = conn.take() as Push[];
+    pushes = conn.take();
     assert.equal(pushes.length, 1);
     assert.deepEqual(Object.keys(pushes[0]?.obj ?? {}), ['cre']);
     assert.deepEqual(keysOf(pushes[0], 'cre'), ['obj-id-4']);
@@ -90,7 +90,7 @@ describe('Hivekit subscriptions: the worked example of compat 5.11', () => {
     // 6: 5000 m and testValue>5: a full push of {6, 7, 8, 9}.
     await f.live.update(conn, 'S', { typ: 'obj', sty: 'cir', sha: { cx: lon0 + 0.002, cy: lat0, r: 5000 }, atr: ['testValue>5'] });
     await settle();
-    pushes = conn.take() as Push[];
+    pushes = conn.take();
     assert.equal(pushes.length, 1);
     assert.equal(pushes[0]?.uty, 'ful');
     assert.deepEqual(keysOf(pushes[0], 'cre'), ['obj-id-6', 'obj-id-7', 'obj-id-8', 'obj-id-9']);
@@ -98,7 +98,7 @@ describe('Hivekit subscriptions: the worked example of compat 5.11', () => {
     // 7: object 1 now has testValue 10: a delta creating it.
     await f.objects.upsert(f.realm, 'obj-id-1', { data: { testValue: 10 } });
     await settle();
-    pushes = conn.take() as Push[];
+    pushes = conn.take();
     assert.equal(pushes.length, 1);
     assert.equal(pushes[0]?.uty, 'dta');
     assert.deepEqual(keysOf(pushes[0], 'cre'), ['obj-id-1']);
@@ -107,7 +107,7 @@ describe('Hivekit subscriptions: the worked example of compat 5.11', () => {
     // 8: {"sty":"rea","atr":[]} clears the filter but keeps the 5000 m circle (obj 2 is ~111 km away).
     await f.live.update(conn, 'S', { typ: 'obj', sty: 'rea', atr: [] });
     await settle();
-    pushes = conn.take() as Push[];
+    pushes = conn.take();
     assert.equal(pushes.length, 1);
     assert.equal(pushes[0]?.uty, 'ful');
     assert.deepEqual(keysOf(pushes[0], 'cre'), ['obj-id-0', 'obj-id-1', 'obj-id-3', 'obj-id-4', 'obj-id-5', 'obj-id-6', 'obj-id-7', 'obj-id-8', 'obj-id-9']);
@@ -220,7 +220,7 @@ describe('Hivekit subscriptions: create, exe, membership, delete', () => {
     // A new object near the target: cre of it only.
     await f.objects.upsert(f.realm, 't/new', { location: { longitude: 49.99, latitude: 0 } });
     await settle();
-    pushes = conn.take() as Push[];
+    pushes = conn.take();
     assert.deepEqual(
       pushes.map((p) => [p.uty, keysOf(p, 'cre'), keysOf(p, 'del')]),
       [['dta', ['t/new'], []]],
@@ -228,7 +228,7 @@ describe('Hivekit subscriptions: create, exe, membership, delete', () => {
     // The target moves next to t/far: near and new leave, far enters.
     await f.objects.upsert(f.realm, 't/target', { location: { longitude: 50.995, latitude: 0 } });
     await settle();
-    pushes = conn.take() as Push[];
+    pushes = conn.take();
     assert.deepEqual(
       pushes.map((p) => [p.uty, keysOf(p, 'cre'), keysOf(p, 'del')]),
       [['dta', ['t/far'], ['t/near', 't/new']]],
@@ -236,7 +236,7 @@ describe('Hivekit subscriptions: create, exe, membership, delete', () => {
     // The target is deleted: the circle is gone, and so is every member.
     await f.objects.delete(f.realm, 't/target');
     await settle();
-    pushes = conn.take() as Push[];
+    pushes = conn.take();
     assert.deepEqual(
       pushes.map((p) => [p.uty, keysOf(p, 'cre'), keysOf(p, 'del')]),
       [['dta', [], ['t/far']]],
