@@ -151,8 +151,7 @@ export class ObjectSubscription implements LiveSubscription {
   }
 
   drain(out: object[]): void {
-    const { records, presence, realm } = this.realm.render;
-    const record = (o: TrackedObject): object => records.object(o, presence.statusOf(realm, o.id));
+    const record = this.realm.recordOf;
     if (this.full) {
       this.full = false;
       this.touched.clear();
@@ -198,6 +197,23 @@ export class ObjectSubscription implements LiveSubscription {
 }
 
 export class RealmObjects {
+  /**
+   * Records of the objects as last written, shared by every subscription that pushes the
+   * same write (records are never changed once built; a `con` object's is built each time).
+   */
+  private readonly records = new WeakMap<TrackedObject, object>();
+  readonly recordOf = (o: TrackedObject): object => {
+    const { records, presence, realm } = this.render;
+    const status = presence.statusOf(realm, o.id);
+    if (status !== 'dis') return records.object(o, status);
+    let record = this.records.get(o);
+    if (record === undefined) {
+      record = records.object(o, status);
+      this.records.set(o, record);
+    }
+    return record;
+  };
+
   private readonly all = new Set<ObjectSubscription>();
   private readonly global = new Set<ObjectSubscription>();
   private readonly loadingSubs = new Set<ObjectSubscription>();
@@ -271,7 +287,8 @@ export class RealmObjects {
     }
     const holders = this.memberOf.get(o.id);
     if (holders !== undefined) {
-      for (const sub of [...holders]) {
+      // evaluate may delete the current element from the set, which iteration allows.
+      for (const sub of holders) {
         if (sub.stamp === seq) continue;
         sub.stamp = seq;
         this.evaluate(sub, o);
