@@ -186,6 +186,40 @@ describe('Hivekit subscriptions: create, exe, membership, delete', () => {
     f.live.delete(conn, 'team');
   });
 
+  it('whole-realm subscriptions with an equality condition see objects come and go by that value', async () => {
+    const conn = new FakeConnection();
+    await f.live.create(conn, 'blue', f.ref, { typ: 'obj', sty: 'rea', atr: ['colour="blue"', 'size>1'] });
+    await f.live.create(conn, 'one', f.ref, { typ: 'obj', sty: 'rea', atr: ['$id="k/1"'] });
+    await f.objects.upsert(f.realm, 'k/1', { data: { colour: 'blue', size: 2 } });
+    await f.objects.upsert(f.realm, 'k/2', { data: { colour: 'blue', size: 1 } });
+    await f.objects.upsert(f.realm, 'k/3', { data: { colour: 'red', size: 5 } });
+    await settle();
+    let pushes = (conn.take() as Push[]).sort((a, b) => String(a.id).localeCompare(String(b.id)));
+    assert.deepEqual(
+      pushes.map((p) => [p.id, keysOf(p, 'cre'), keysOf(p, 'upd'), keysOf(p, 'del')]),
+      [
+        ['blue', ['k/1'], [], []],
+        ['one', ['k/1'], [], []],
+      ],
+    );
+    // k/1 turns red: it leaves "blue" (found through the members index), stays in "one";
+    // k/3 turns blue; k/2 grows (now size 2).
+    await f.objects.upsert(f.realm, 'k/1', { data: { colour: 'red' } });
+    await f.objects.upsert(f.realm, 'k/3', { data: { colour: 'blue' } });
+    await f.objects.upsert(f.realm, 'k/2', { data: { size: 2 } });
+    await settle();
+    pushes = (conn.take() as Push[]).sort((a, b) => String(a.id).localeCompare(String(b.id)));
+    assert.deepEqual(
+      pushes.map((p) => [p.id, keysOf(p, 'cre'), keysOf(p, 'upd'), keysOf(p, 'del')]),
+      [
+        ['blue', ['k/2', 'k/3'], [], ['k/1']],
+        ['one', [], ['k/1'], []],
+      ],
+    );
+    f.live.delete(conn, 'blue');
+    f.live.delete(conn, 'one');
+  });
+
   it('changes within one cycle share one push: entered and left again is nothing; left and back is upd', async () => {
     const conn = new FakeConnection();
     await f.objects.upsert(f.realm, 'c1', { location: { longitude: 30, latitude: 30 } });

@@ -3,10 +3,13 @@
  * object ids that currently match it, and every `obj`/`del`/`cst` event of the realm is
  * evaluated only against the subscriptions that can concern it — never a rescan:
  *
- * - whole-realm subscriptions (`sty:"rea"`) are always candidates;
+ * - whole-realm subscriptions (`sty:"rea"`) are candidates for every write, except those with
+ *   an equality condition (`type="car"`, `$id="x"`), which are found by the value the write's
+ *   object has for that field;
  * - shape and target subscriptions sit in an R-tree (rbush) under the boxes of their shape
- *   (internal/geo shapeBounds), so a write finds those around its new location, plus those
- *   that hold the object now (a reverse index: id → subscriptions) to see it leave;
+ *   (internal/geo shapeBounds), so a write finds those around its new location;
+ * - plus, for the last two, those that hold the object now (a reverse index: id →
+ *   subscriptions), to see it leave;
  * - membership decides with internal/geo containsPoint (compiled) and domain/filter.ts
  *   matchesFilter, exactly as the store's list with `shape` and `filter`, so a set loaded
  *   from the store and a set kept from events agree.
@@ -19,9 +22,9 @@
  * load runs, the subscription queues the realm's events and replays them on the loaded set.
  */
 import RBush from 'rbush';
-import type { FilterCondition, Shape, TrackedObject } from '../../domain/types.js';
+import type { DataValue, FilterCondition, Shape, TrackedObject } from '../../domain/types.js';
 import type { ObjectOptions } from '../../domain/subscription-options.js';
-import { matchesFilter } from '../../domain/filter.js';
+import { fieldValue, matchesFilter } from '../../domain/filter.js';
 import { compileShape, shapeBounds, type PointTest } from '../../geo/contains.js';
 import { sameLocation } from '../../geofence/geofence-engine.js';
 import type { ObjectStore } from '../../store/port.js';
@@ -37,6 +40,20 @@ interface TreeEntry {
   maxX: number;
   maxY: number;
   sub: ObjectSubscription;
+}
+
+/** Whole-realm subscriptions with an equality condition on one field, by the value they want. */
+interface KeyedGroup {
+  name: string;
+  field: string;
+  target: 'data' | undefined;
+  byValue: Map<DataValue, Set<ObjectSubscription>>;
+}
+
+/** The first `field = value` condition (value not null): only objects with that value can match. */
+function equalityOf(conditions: readonly FilterCondition[]): FilterCondition | null {
+  for (const condition of conditions) if (condition.op === '=' && condition.value !== null) return condition;
+  return null;
 }
 
 type Queued = { kind: 'obj'; object: TrackedObject } | { kind: 'del'; id: string } | { kind: 'cst'; id: string };
@@ -88,7 +105,11 @@ export class ObjectSubscription implements LiveSubscription {
   reloadAgain = false;
   queue: Queued[] = [];
   stamp = 0;
+  /** Where index() put it: its boxes in the tree, the set it joined, whether memberOf lists it. */
   entries: TreeEntry[] = [];
+  indexedIn: Set<ObjectSubscription> | null = null;
+  keyed: { group: KeyedGroup; value: DataValue } | null = null;
+  tracking = false;
   closed = false;
 
   constructor(
@@ -218,7 +239,9 @@ export class RealmObjects {
   private readonly global = new Set<ObjectSubscription>();
   private readonly loadingSubs = new Set<ObjectSubscription>();
   private readonly tree = new RBush<TreeEntry>();
-  /** Spatial subscriptions holding an object: id → subscriptions. */
+  /** Whole-realm subscriptions with an equality condition, by field. */
+  private readonly keyed = new Map<string, KeyedGroup>();
+  /** Spatial and keyed subscriptions holding an object: id → subscriptions. */
   private readonly memberOf = new Map<string, Set<ObjectSubscription>>();
   /** Target subscriptions by their target's id. */
   private readonly targets = new Map<string, Set<ObjectSubscription>>();
@@ -276,6 +299,18 @@ export class RealmObjects {
     if (this.loadingSubs.size > 0) for (const sub of this.loadingSubs) sub.queue.push({ kind: 'obj', object: o });
     const seq = ++this.seq;
     for (const sub of this.global) this.evaluate(sub, o);
+    if (this.keyed.size > 0) {
+      for (const group of this.keyed.values()) {
+        const value = fieldValue(o, group.field, group.target);
+        if (value === undefined) continue;
+        const subs = group.byValue.get(value);
+        if (subs === undefined) continue;
+        for (const sub of subs) {
+          sub.stamp = seq;
+          this.evaluate(sub, o);
+        }
+      }
+    }
     const l = o.location;
     if (l !== null && this.treeSize > 0) {
       const found = this.tree.search({ minX: l.longitude, minY: l.latitude, maxX: l.longitude, maxY: l.latitude });
@@ -319,7 +354,7 @@ export class RealmObjects {
     if (sub.inScope(o)) {
       if (had === undefined) {
         sub.members.set(o.id, o);
-        if (sub.spatial) this.addMember(o.id, sub);
+        if (sub.tracking) this.addMember(o.id, sub);
         sub.touch(o.id, null);
       } else if (had !== o && !sameObject(had, o)) {
         sub.members.set(o.id, o);
@@ -327,7 +362,7 @@ export class RealmObjects {
       }
     } else if (had !== undefined) {
       sub.members.delete(o.id);
-      if (sub.spatial) this.removeMember(o.id, sub);
+      if (sub.tracking) this.removeMember(o.id, sub);
       sub.touch(o.id, had);
     }
   }
@@ -336,7 +371,7 @@ export class RealmObjects {
     const had = sub.members.get(id);
     if (had === undefined) return;
     sub.members.delete(id);
-    if (sub.spatial) this.removeMember(id, sub);
+    if (sub.tracking) this.removeMember(id, sub);
     sub.touch(id, had);
   }
 
@@ -474,11 +509,31 @@ export class RealmObjects {
   }
 
   private index(sub: ObjectSubscription): void {
-    if (!sub.spatial) {
+    const equality = sub.spatial ? null : equalityOf(sub.options.conditions);
+    if (!sub.spatial && equality === null) {
       this.global.add(sub);
+      sub.indexedIn = this.global;
       return;
     }
+    sub.tracking = true;
     for (const id of sub.members.keys()) this.addMember(id, sub);
+    if (equality !== null) {
+      const name = `${equality.target ?? ''}:${equality.field}`;
+      let group = this.keyed.get(name);
+      if (group === undefined) {
+        group = { name, field: equality.field, target: equality.target, byValue: new Map() };
+        this.keyed.set(name, group);
+      }
+      let set = group.byValue.get(equality.value);
+      if (set === undefined) {
+        set = new Set();
+        group.byValue.set(equality.value, set);
+      }
+      set.add(sub);
+      sub.indexedIn = set;
+      sub.keyed = { group, value: equality.value };
+      return;
+    }
     if (sub.shape !== null && sub.shape !== 'none') {
       sub.entries = shapeBounds(sub.shape).map((b) => ({ minX: b.minLon, minY: b.minLat, maxX: b.maxLon, maxY: b.maxLat, sub }));
       for (const entry of sub.entries) this.tree.insert(entry);
@@ -487,10 +542,18 @@ export class RealmObjects {
   }
 
   private unindex(sub: ObjectSubscription): void {
-    this.global.delete(sub);
+    sub.indexedIn?.delete(sub);
+    sub.indexedIn = null;
+    if (sub.keyed !== null) {
+      const { group, value } = sub.keyed;
+      if (group.byValue.get(value)?.size === 0) group.byValue.delete(value);
+      if (group.byValue.size === 0 && this.keyed.get(group.name) === group) this.keyed.delete(group.name);
+      sub.keyed = null;
+    }
     for (const entry of sub.entries) this.tree.remove(entry);
     this.treeSize -= sub.entries.length;
     sub.entries = [];
-    if (sub.spatial) for (const id of sub.members.keys()) this.removeMember(id, sub);
+    if (sub.tracking) for (const id of sub.members.keys()) this.removeMember(id, sub);
+    sub.tracking = false;
   }
 }
