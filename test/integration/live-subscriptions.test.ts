@@ -124,9 +124,11 @@ describe('Hivekit subscriptions: the worked example of compat 5.11', () => {
 });
 
 describe('Hivekit subscriptions: create, exe, membership, delete', () => {
+  // A long push cycle: the writes of one step fall into one cycle even on a loaded machine.
   let f: LiveFixture;
+  const settle = (): Promise<void> => sleep(300);
   before(async () => {
-    f = await liveFixture();
+    f = await liveFixture({ cycleMs: 150 });
   });
   after(() => f.close());
 
