@@ -132,6 +132,36 @@ describe('live membership', () => {
     ]);
   });
 
+  it('an update during the initial load wins: one full push of the new scope, indexed once', async () => {
+    const { store, live, write } = setup();
+    store.objects.set('west', obj('west', at(1, 1)));
+    store.objects.set('east', obj('east', at(50, 1)));
+    store.gated = true;
+    const conn = new FakeConnection();
+    const created = live.create(conn, 's', ref, { typ: 'obj', sty: 'rec', sha: { x1: 0, y1: 0, x2: 2, y2: 2 }, exe: true });
+    await until(() => store.waiting === 1);
+    const updated = live.update(conn, 's', { typ: 'obj', sty: 'cir', sha: { cx: 50, cy: 1, r: 1000 } });
+    await until(() => store.waiting === 2);
+    store.release();
+    await Promise.all([created, updated]);
+    await sleep(30);
+    assert.deepEqual(summary(conn.take()), [['s', 'ful', ['east'], [], []]]);
+    store.gated = false;
+    write(obj('east2', at(50.001, 1)));
+    write(obj('west2', at(1.5, 1)));
+    await sleep(30);
+    assert.deepEqual(summary(conn.take()), [['s', 'dta', ['east2'], [], []]]);
+    // Another subscription keeps the realm's index alive; after the delete, nothing of "s" is left in it.
+    const other = new FakeConnection();
+    await live.create(other, 'keep', ref, { typ: 'obj', sty: 'rec', sha: { x1: 60, y1: 0, x2: 61, y2: 1 } });
+    live.delete(conn, 's');
+    write(obj('east3', at(50.002, 1)));
+    await sleep(30);
+    assert.deepEqual(conn.take(), []);
+    live.delete(other, 'keep');
+    assert.deepEqual(live.held(), { realms: 0, tenants: 0, connections: 2 });
+  });
+
   it('pushes nothing for a write that changes nothing, upd for one that does', async () => {
     const { live, write } = setup();
     const conn = new FakeConnection();

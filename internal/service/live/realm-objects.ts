@@ -102,6 +102,8 @@ export class ObjectSubscription implements LiveSubscription {
   center: { lon: number; lat: number } | null = null;
 
   loading = false;
+  /** Counts loads: a load overtaken by a later one (an `upd` during a load) drops its result. */
+  generation = 0;
   reloadAgain = false;
   queue: Queued[] = [];
   stamp = 0;
@@ -156,6 +158,7 @@ export class ObjectSubscription implements LiveSubscription {
 
   /** Notes that `id` changed this cycle; `before` is what the client held (first change of the cycle counts). */
   touch(id: string, before: TrackedObject | null): void {
+    if (this.closed) return;
     if (!this.touched.has(id)) this.touched.set(id, before);
     this.conn.schedule(this);
   }
@@ -434,6 +437,7 @@ export class RealmObjects {
    */
   private async load(sub: ObjectSubscription, mode: LoadMode, locate: boolean): Promise<void> {
     this.unindex(sub);
+    const generation = ++sub.generation;
     sub.loading = true;
     sub.queue = [];
     this.loadingSubs.add(sub);
@@ -447,10 +451,11 @@ export class RealmObjects {
       sub.compile();
       found = await this.query(sub);
     } catch (err) {
-      this.finishLoad(sub);
+      if (sub.generation === generation) this.finishLoad(sub);
       throw err;
     }
-    if (sub.closed) return;
+    // Deleted meanwhile, or a later load (started after this one's query) will decide.
+    if (sub.closed || sub.generation !== generation) return;
     if (mode === 'diff') {
       for (const [id, o] of found) {
         const had = sub.members.get(id);
