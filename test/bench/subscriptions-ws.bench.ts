@@ -18,7 +18,8 @@ import { wsUrl } from '../support/v1-clients.js';
 const adminToken = 'bench-admin-token-0123456789';
 const realm = 'bench';
 const objectCount = 10_000;
-const connections = 100;
+/** LOCUS_BENCH_LIVE_CONNECTIONS: fewer subscriber connections (10 subscriptions each), to find where time goes. */
+const connections = Number(process.env.LOCUS_BENCH_LIVE_CONNECTIONS ?? 100);
 const perConnection = 10;
 const rate = 10_000;
 const batch = 100;
@@ -143,6 +144,8 @@ async function main(): Promise<void> {
   const server = await startBenchServer({
     adminToken,
     env: { LOCUS_RATE_LIMIT: '1000000', LOCUS_RATE_BURST: '1000000', LOCUS_MAX_CONNECTIONS: String(connections + 50) },
+    // As in protocol.bench.ts: e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to see where the server's time goes.
+    args: (process.env.LOCUS_BENCH_SERVER_ARGS ?? '').split(' ').filter((arg) => arg !== ''),
   });
   const sockets: Socket[] = [];
   try {
