@@ -20,6 +20,7 @@ import { systemClock, type Clock } from './service/clock.js';
 import { HistoryRetention } from './service/history-retention.js';
 import { ObjectService } from './service/objects.js';
 import { RealmService, type IssuedToken } from './service/realms.js';
+import { TenantService } from './service/tenants.js';
 import { Subscriptions } from './service/subscriptions.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/port.js';
@@ -39,6 +40,7 @@ export interface RunningServer {
   readonly tcpPort: number;
   readonly store: Store;
   readonly realms: RealmService;
+  readonly tenants: TenantService;
   /** The demo realm's token when this start created it. */
   readonly demoToken: IssuedToken | null;
   /** Open v1 WebSocket and TCP connections, and events dropped for slow consumers. */
@@ -84,9 +86,10 @@ export async function start(config: Config, options: StartOptions = {}): Promise
   const listener = new GeofenceEngine(store.areas, bus, (err, realm) =>
     logger.error({ err, realm }, 'loading areas for geofences failed'),
   );
-  const realms = new RealmService(store, clock, listener);
+  const realms = new RealmService(store, clock, listener, bus);
+  const tenants = new TenantService(store, clock);
   const access = new Access(
-    new Authenticator(store.tokens, config.adminToken),
+    new Authenticator(store.tokens, config.adminToken, { signingKeys: store.signingKeys, jwtSecret: config.jwtSecret, clock }),
     realms,
     new RateLimiter(),
     {
@@ -142,6 +145,7 @@ export async function start(config: Config, options: StartOptions = {}): Promise
   const app = createRestApp({
     access,
     realms,
+    tenants,
     objects,
     areas,
     store,
@@ -249,6 +253,7 @@ export async function start(config: Config, options: StartOptions = {}): Promise
     tcpPort: tcp.port,
     store,
     realms,
+    tenants,
     demoToken,
     v1Stats: () => gateway.stats(),
     close,

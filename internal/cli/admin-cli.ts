@@ -1,5 +1,6 @@
 /**
- * The admin CLI: `locus realm ...`, `locus token ...`, `locus help`. It resolves the
+ * The admin CLI: `locus realm ...`, `locus token ...`, `locus tenant ...`, `locus key ...`,
+ * `locus help`. It resolves the
  * store as the server does (LOCUS_STORE, or --store), names it on stderr, and calls the
  * same RealmService as the admin API; answers are the admin API's JSON bodies on stdout.
  * It does not claim the store (store-owner.ts): it is short-lived and subscribes to
@@ -11,6 +12,8 @@ import { LocusError } from '../errors.js';
 import { noChangeListener } from '../service/changes.js';
 import { systemClock } from '../service/clock.js';
 import { RealmService } from '../service/realms.js';
+import { TenantService } from '../service/tenants.js';
+import { defaultTenant } from '../auth/principal.js';
 import { keyedById } from '../service/views.js';
 import { openStore, storeFile } from '../store/open-store.js';
 import type { Store } from '../store/port.js';
@@ -71,38 +74,47 @@ async function confirmDelete(id: string, parsed: ParsedArgs, io: CliOutput): Pro
   if (answer.trim() !== id) throw new RefusedError(`not confirmed; realm ${id} was not deleted`);
 }
 
-async function runCommand(parsed: ParsedArgs, realms: RealmService, io: CliOutput): Promise<void> {
+/** `--tenant T` (default: the default tenant). */
+function tenantOption(options: Map<string, string>): string {
+  const tenant = options.get('tenant') ?? defaultTenant;
+  options.delete('tenant');
+  return tenant;
+}
+
+async function runCommand(parsed: ParsedArgs, realms: RealmService, tenants: TenantService, io: CliOutput): Promise<void> {
   const { positional, options } = parsed;
   const [group, command] = positional;
   const rest = positional.slice(2);
   const print = (value: unknown): void => io.out(JSON.stringify(value, null, 2));
+  // Realm and token commands act in one tenant: --tenant, else the default tenant.
+  const tenant = group === 'realm' || group === 'token' ? tenantOption(options) : defaultTenant;
   switch (`${group ?? ''} ${command ?? ''}`) {
     case 'realm create': {
       allowOnly(parsed, settingOptions);
-      const realm = await realms.createWithSettings(arg(rest, 0, 'realm'), { settings: settingsFrom(options) });
-      print({ id: realm.id, result: 'success', settings: realm.settings });
+      const realm = await realms.createWithSettings(tenant, arg(rest, 0, 'realm'), { settings: settingsFrom(options) });
+      print({ id: realm.name, result: 'success', settings: realm.settings });
       break;
     }
     case 'realm update': {
       allowOnly(parsed, settingOptions);
-      const realm = await realms.updateSettings(arg(rest, 0, 'realm'), { settings: settingsFrom(options) });
-      print({ id: realm.id, result: 'success', settings: realm.settings });
+      const realm = await realms.updateSettings(tenant, arg(rest, 0, 'realm'), { settings: settingsFrom(options) });
+      print({ id: realm.name, result: 'success', settings: realm.settings });
       break;
     }
     case 'realm list':
       allowOnly(parsed, []);
       if (rest.length > 0) throw new UsageError('realm list takes no argument');
-      print(keyedById(await realms.list()));
+      print(Object.fromEntries((await realms.list(tenant)).map((realm) => [realm.name, { ...realm, id: realm.name }])));
       break;
     case 'realm show':
       allowOnly(parsed, []);
-      print(await realms.get(arg(rest, 0, 'realm')));
+      print(await realms.get(tenant, arg(rest, 0, 'realm')));
       break;
     case 'realm delete': {
       allowOnly(parsed, [], ['yes']);
-      const { id } = await realms.get(arg(rest, 0, 'realm'));
+      const { id } = await realms.get(tenant, arg(rest, 0, 'realm'));
       await confirmDelete(id, parsed, io);
-      await realms.delete(id);
+      await realms.delete(tenant, id);
       print({ id, result: 'success' });
       break;
     }
@@ -110,19 +122,64 @@ async function runCommand(parsed: ParsedArgs, realms: RealmService, io: CliOutpu
       allowOnly(parsed, ['scope']);
       const scope = options.get('scope');
       if (scope === undefined) throw new UsageError('token create needs --scope read|write|admin');
-      print(await realms.createToken(arg(rest, 0, 'realm'), { scope }));
+      print(await realms.createToken(tenant, arg(rest, 0, 'realm'), { scope }));
       break;
     }
     case 'token list':
       allowOnly(parsed, []);
-      print((await realms.get(arg(rest, 0, 'realm'))).tokens);
+      print((await realms.get(tenant, arg(rest, 0, 'realm'))).tokens);
       break;
     case 'token revoke': {
       allowOnly(parsed, []);
       if (rest.length !== 2) throw new UsageError('token revoke needs <realm> <tokenId>');
       const [realm = '', tokenId = ''] = rest;
-      await realms.revokeToken(realm, tokenId);
+      await realms.revokeToken(tenant, realm, tokenId);
       print({ id: tokenId, result: 'success' });
+      break;
+    }
+    case 'tenant create': {
+      allowOnly(parsed, ['label']);
+      const label = options.get('label');
+      const created = await tenants.create(arg(rest, 0, 'tenant'), label === undefined ? {} : { label });
+      print({ id: created.id, result: 'success' });
+      break;
+    }
+    case 'tenant list':
+      allowOnly(parsed, []);
+      if (rest.length > 0) throw new UsageError('tenant list takes no argument');
+      print(keyedById(await tenants.list()));
+      break;
+    case 'tenant show':
+      allowOnly(parsed, []);
+      print(await tenants.get(arg(rest, 0, 'tenant')));
+      break;
+    case 'tenant delete': {
+      allowOnly(parsed, []);
+      const id = arg(rest, 0, 'tenant');
+      await tenants.delete(id);
+      print({ id, result: 'success' });
+      break;
+    }
+    case 'key create': {
+      allowOnly(parsed, ['realm']);
+      const realm = options.get('realm');
+      print(await tenants.createKey(arg(rest, 0, 'tenant'), realm === undefined ? {} : { realm }));
+      break;
+    }
+    case 'key list':
+      allowOnly(parsed, []);
+      print(await tenants.listKeys(arg(rest, 0, 'tenant')));
+      break;
+    case 'key rotate':
+    case 'key revoke': {
+      allowOnly(parsed, []);
+      if (rest.length !== 2) throw new UsageError(`key ${command ?? ''} needs <tenant> <keyId>`);
+      const [owner = '', keyId = ''] = rest;
+      if (command === 'rotate') print(await tenants.rotateKey(owner, keyId));
+      else {
+        await tenants.revokeKey(owner, keyId);
+        print({ id: keyId, result: 'success' });
+      }
       break;
     }
     default:
@@ -130,7 +187,7 @@ async function runCommand(parsed: ParsedArgs, realms: RealmService, io: CliOutpu
   }
 }
 
-const commandGroups = ['realm', 'token'];
+const commandGroups = ['realm', 'token', 'tenant', 'key'];
 
 /** Runs one CLI command; resolves to the process exit code. */
 export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv, io: CliOutput): Promise<number> {
@@ -152,7 +209,7 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv, io
     if (!commandGroups.includes(positional[0] ?? '')) throw new UsageError(`unknown command "${positional.join(' ')}"`);
     const store = openConfiguredStore(parsed, env, io);
     try {
-      await runCommand(parsed, new RealmService(store, systemClock, noChangeListener), io);
+      await runCommand(parsed, new RealmService(store, systemClock, noChangeListener), new TenantService(store, systemClock), io);
     } finally {
       await store.close();
     }

@@ -11,7 +11,14 @@ export const usage = `usage:
   locus token create <realm> --scope read|write|admin
   locus token list <realm>
   locus token revoke <realm> <tokenId>
-  locus help [realm|token|serve]
+  locus tenant create <tenant> [--label L]
+  locus tenant list | show <tenant> | delete <tenant>
+  locus key create <tenant> [--realm R]
+  locus key list <tenant>
+  locus key rotate <tenant> <keyId>
+  locus key revoke <tenant> <keyId>
+  locus help [realm|token|tenant|key|serve]
+realm and token commands take --tenant T (default: the default tenant, "default").
 options of every admin command:
   --store sqlite:PATH   the store (default: $LOCUS_STORE, else sqlite:./data/locus.db)
   --create              create the store if it does not exist (otherwise a missing store is an error)
@@ -35,6 +42,22 @@ const tokenHelp = `usage:
   locus token list <realm>                              the realm's tokens (ids and scopes)
   locus token revoke <realm> <tokenId>                  revoke a token; open connections using it are closed`;
 
+const tenantHelp = `usage:
+  locus tenant create <tenant> [--label L]   create a tenant (id: 1-64 of a-z, 0-9, -)
+  locus tenant list                          all tenants, keyed by id
+  locus tenant show <tenant>                 one tenant, its realms and its signing keys (never secrets)
+  locus tenant delete <tenant>               delete a tenant and its keys; refused while it has realms
+                                             (delete them first: locus realm delete <r> --tenant <tenant>)
+The default tenant ("default") always exists; LOCUS_JWT_SECRET is its key for JWTs without kid.`;
+
+const keyHelp = `usage:
+  locus key create <tenant> [--realm R]   a JWT signing key (HS256); its secret is printed once.
+                                          With --realm, tokens it signs reach realm R only.
+  locus key list <tenant>                 the tenant's keys (ids, realm bindings; never secrets)
+  locus key rotate <tenant> <keyId>       a new key with the same binding (secret printed once), then the old one revoked
+  locus key revoke <tenant> <keyId>       revoke a key: tokens it signed fail with "signing key not found"
+Sign tokens with header kid = the key id and the secret string as the HMAC key.`;
+
 function serveHelp(): string {
   const rows = settingList().map((s) => `  --${s.flag.padEnd(24)} ${s.env.padEnd(28)} default ${s.def}`);
   return [
@@ -48,6 +71,8 @@ function serveHelp(): string {
 const topics: Readonly<Record<string, () => string>> = {
   realm: () => realmHelp,
   token: () => tokenHelp,
+  tenant: () => tenantHelp,
+  key: () => keyHelp,
   serve: serveHelp,
 };
 

@@ -56,6 +56,11 @@ export interface Config {
   corsOrigins: string[];
   /** A cookie whose value is taken as the token on REST v2 and `/v1/http`; null: cookies are not read. */
   authCookieName: string | null;
+  /**
+   * The default tenant's JWT signing secret (HS256; its UTF-8 bytes are the HMAC key): JWTs
+   * without a `kid` header are checked with it. Null: such JWTs are refused (`signing key not found`).
+   */
+  jwtSecret: string | null;
 }
 
 /** The store when LOCUS_STORE is not set; the only one whose directory start-up creates. */
@@ -108,6 +113,7 @@ const settings: Setting[] = [
   { env: 'LOCUS_REQUEST_TIMEOUT_MS', flag: 'request-timeout-ms', key: 'requestTimeoutMs', kind: 'int', def: 120_000, min: 1 },
   { env: 'LOCUS_CORS_ORIGINS', flag: 'cors-origins', key: 'corsOrigins', kind: 'origins', def: [] },
   { env: 'LOCUS_AUTH_COOKIE_NAME', flag: 'auth-cookie-name', key: 'authCookieName', kind: 'optional-string', def: null },
+  { env: 'LOCUS_JWT_SECRET', flag: 'jwt-secret', key: 'jwtSecret', kind: 'optional-string', def: null },
 ];
 
 /** An origin as a browser sends it: scheme, host and optional port, no path. */

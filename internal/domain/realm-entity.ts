@@ -84,12 +84,20 @@ function readBody(id: string, body: unknown): Record<string, unknown> {
   return object;
 }
 
-/** A realm create: label required (a string, as Hivekit's HTTP API documents), data optional (top-level nulls dropped). */
-export function parseRealmCreate(realmId: string, body: unknown): { id: string; label: string; data: RealmData } {
+/**
+ * A realm create: label required (a string, as Hivekit's HTTP API documents; v1 `rea cre`
+ * passes labelRequired false, its `lab` is optional), data optional (top-level nulls dropped).
+ */
+export function parseRealmCreate(
+  realmId: string,
+  body: unknown,
+  options: { labelRequired?: boolean } = {},
+): { id: string; label: string | null; data: RealmData } {
   const id = parseId(realmId, 'realm');
   const object = readBody(id, body);
-  if (object.label === undefined || object.label === null) throw invalid('label is required: a string naming the realm');
-  const label = parseLabel(object.label, 'label') as string;
+  const missing = object.label === undefined || object.label === null;
+  if (missing && options.labelRequired !== false) throw invalid('label is required: a string naming the realm');
+  const label = missing ? null : parseLabel(object.label, 'label');
   const given = object.data === undefined ? {} : parseRealmData(object.data);
   return { id, label, data: Object.fromEntries(Object.entries(given).filter(([, v]) => v !== null)) };
 }

@@ -134,7 +134,15 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
 export type RealmData = Record<string, JsonValue>;
 
 export interface Realm {
+  /**
+   * The storage key every store call uses (domain/realm-key.ts): the name for the default
+   * tenant, tenant and name joined for any other. Never shown on the wire.
+   */
   id: string;
+  /** The tenant that owns the realm. */
+  tenant: string;
+  /** The id the tenant knows, unique within the tenant: what replies show. */
+  name: string;
   /** Null for a realm made without one (the admin API's PUT, the CLI, realms older than labels). */
   label: string | null;
   data: RealmData;
@@ -146,6 +154,29 @@ export interface Realm {
 export interface RealmPatch {
   label?: string | null;
   data?: RealmData;
+}
+
+/** A tenant: owns realms and signing keys (decisions.md "Tenants"). */
+export interface TenantRecord {
+  /** 1–64 characters, `[a-z0-9-]` (domain/tenant.ts). */
+  id: string;
+  label: string | null;
+  created: string;
+}
+
+/**
+ * A tenant's JWT signing key (HS256). The secret itself is stored, since HMAC verification
+ * needs it: the store must be protected like the tokens it replaces. Never logged, never listed.
+ */
+export interface SigningKeyRecord {
+  /** The JWT header's `kid`: `key_<hex>`. */
+  id: string;
+  tenant: string;
+  /** The one realm (its name) the key's tokens are confined to; null: any realm of the tenant. */
+  realm: string | null;
+  /** 256 random bits, base64url. */
+  secret: string;
+  created: string;
 }
 
 export interface TokenRecord {

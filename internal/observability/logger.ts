@@ -15,6 +15,11 @@ const redactPaths = [
   'req.headers.cookie',
   'token',
   '*.token',
+  // Signing-key secrets (admin API answers, LOCUS_JWT_SECRET in a config object): never logged.
+  'secret',
+  '*.secret',
+  'jwtSecret',
+  '*.jwtSecret',
 ];
 
 export function createLogger(level: string, destination?: DestinationStream): Logger {

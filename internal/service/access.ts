@@ -4,8 +4,10 @@
  * resolve the realm (404).
  */
 import type { Authenticator, Principal } from '../auth/authenticator.js';
+import type { Right } from '../auth/principal.js';
 import type { RateLimiter } from '../auth/rate-limiter.js';
-import type { Realm, Scope } from '../domain/types.js';
+import { mayManageRealm, reachesRealm, realmAllows } from '../auth/rights.js';
+import type { Realm } from '../domain/types.js';
 import { LocusError, unknownRealm } from '../errors.js';
 import type { Clock } from './clock.js';
 import type { RealmService } from './realms.js';
@@ -59,13 +61,46 @@ export class Access {
     }
   }
 
-  /** Checks an authenticated principal against a realm and returns the realm. */
-  async enterRealm(principal: Principal, realmId: string, scope: Scope): Promise<Realm> {
-    this.auth.authorize(principal, realmId, scope);
-    const realm = await this.realms.find(realmId);
+  /**
+   * Checks an authenticated principal against realm `realmName` of its tenant for right
+   * `need` and returns the realm: 403 when the principal is confined to another realm (an
+   * opaque realm token, a realm-bound signing key) or lacks the right (opaque tokens: R needs
+   * scope read, C/U/D write; JWTs: their `per` claim, auth/rights.ts realmAllows), then 429,
+   * then 404 `unknown realm <name>`. Handlers check entity ids with rights.ts allowedOn.
+   */
+  async enterRealm(principal: Principal, realmName: string, need: Right): Promise<Realm> {
+    if (!reachesRealm(principal, realmName)) throw new LocusError('forbidden', 'the token does not belong to this realm');
+    if (!realmAllows(principal, realmName, need)) throw new LocusError('forbidden', rightMessage(principal, need));
+    const realm = await this.realms.findIn(principal.tenant, realmName);
     this.throttle(principal, realm?.settings.rateLimit ?? null);
-    if (realm === null) throw unknownRealm(realmId);
+    if (realm === null) throw unknownRealm(realmName);
     return realm;
+  }
+
+  /**
+   * Realm management of realm `realmName` in the principal's tenant (create C, update U,
+   * delete D): 403 unless rights.ts mayManageRealm allows it, then 429. The caller's service
+   * call gives the 404 or 409. Returns the tenant to act in.
+   */
+  enterRealmManagement(principal: Principal, realmName: string, need: Right): string {
+    if (!mayManageRealm(principal, realmName, need)) {
+      throw new LocusError('forbidden', 'this token may not manage realms');
+    }
+    this.throttle(principal, null);
+    return principal.tenant;
+  }
+
+  /**
+   * Listing the realms of the principal's tenant: 403 for opaque tokens below scope admin
+   * (they know their one realm), then 429. Returns the tenant; the caller keeps the realms
+   * the principal may read (rights.ts realmAllows with R).
+   */
+  enterTenant(principal: Principal): string {
+    if (principal.kind === 'token' && principal.scope !== 'admin') {
+      throw new LocusError('forbidden', 'this operation needs a token with scope admin');
+    }
+    this.throttle(principal, null);
+    return principal.tenant;
   }
 
   /**
@@ -73,12 +108,16 @@ export class Access {
    * the caller's rate limit, at its realm's rate when it has one: every action counts.
    */
   async countAction(principal: Principal): Promise<void> {
-    const realm = principal.realm === null ? null : await this.realms.find(principal.realm);
+    const realm = principal.realm === null ? null : await this.realms.findIn(principal.tenant, principal.realm);
     this.throttle(principal, realm?.settings.rateLimit ?? null);
   }
 
-  /** For realm management: needs an admin-scoped token. */
+  /**
+   * The operators' admin API (/admin/v1): LOCUS_ADMIN_TOKEN or an opaque admin-scoped token.
+   * Tenant JWTs manage their realms through /v2/realm and v1 `rea` actions, never here.
+   */
   enterAdmin(principal: Principal): void {
+    if (principal.kind === 'jwt') throw new LocusError('forbidden', 'the admin API needs an admin token, not a tenant JWT');
     this.auth.authorize(principal, null, 'admin');
     this.throttle(principal, null);
   }
@@ -89,6 +128,11 @@ export class Access {
     const decision = this.limiter.take(principal.tokenId, rate, burst, this.clock());
     if (!decision.allowed) throw rateLimited('too many requests for this token', decision.retryAfterSeconds);
   }
+}
+
+function rightMessage(principal: Principal, need: Right): string {
+  if (principal.kind !== 'jwt') return `this operation needs a token with scope ${need === 'R' ? 'read' : 'write'}`;
+  return `the token's permissions (per) do not grant ${need} in this realm`;
 }
 
 function rateLimited(message: string, retryAfterSeconds: number): LocusError {

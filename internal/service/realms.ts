@@ -1,9 +1,18 @@
-/** Realm and token management: the admin API, the admin CLI and REST v2's realm endpoints call this. */
+/**
+ * Realm and token management: the admin API, the admin CLI, REST v2's realm endpoints and the
+ * v1 realm actions call this. Realms are named within a tenant: every method takes the
+ * tenant and the realm's name and works on the storage key (domain/realm-key.ts) inside.
+ * Every create, label/data update and delete is published once on the tenant's channel
+ * (RealmChangedEvent), whichever API made it.
+ */
+import { defaultTenant } from '../auth/principal.js';
 import { generateSecret, generateTokenId, hashSecret } from '../auth/tokens.js';
 import { parseId } from '../domain/ids.js';
 import { parseRealmCreate, parseRealmPatch } from '../domain/realm-entity.js';
+import { realmKey } from '../domain/realm-key.js';
 import { defaultRealmSettings, parseRealmSettings } from '../domain/realm-settings.js';
 import type { Realm, RealmSettings, Scope } from '../domain/types.js';
+import type { RealmChangedEvent } from '../events/port.js';
 import { invalid, notFound, realmExists, unknownRealm } from '../errors.js';
 import type { Store } from '../store/port.js';
 import type { ChangeListener } from './changes.js';
@@ -11,7 +20,9 @@ import { isoTime, type Clock } from './clock.js';
 import { realmView, type RealmView } from './views.js';
 
 export interface RealmDetails {
+  /** The realm's name (the id its tenant knows). */
   id: string;
+  tenant: string;
   settings: RealmSettings;
   created: string;
   tokens: { id: string; scope: Scope; created: string }[];
@@ -22,6 +33,16 @@ export interface IssuedToken {
   token: string;
   scope: Scope;
 }
+
+/** Where realm changes are published (events/port.ts EventBus.publishTenant). */
+export interface RealmEvents {
+  publishTenant(tenant: string, event: RealmChangedEvent): void;
+}
+
+const noRealmEvents: RealmEvents = { publishTenant: () => undefined };
+
+/** The realm name the realm-events subscription uses (compat 5.2): refused on create. */
+export const RESERVED_REALM = 'sys';
 
 const scopes: readonly Scope[] = ['read', 'write', 'admin'];
 
@@ -37,6 +58,11 @@ function parseBody(body: unknown, allowed: readonly string[]): Record<string, un
   return body as Record<string, unknown>;
 }
 
+/** 400 for the reserved name `sys` (a realm of that name could never be subscribed to). */
+function refuseReserved(name: string): void {
+  if (name === RESERVED_REALM) throw invalid(`realm id ${RESERVED_REALM} is reserved`, 'invalid_id');
+}
+
 export class RealmService {
   private readonly cache = new Map<string, { realm: Realm | null; expiresMs: number }>();
 
@@ -44,70 +70,85 @@ export class RealmService {
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly listener: ChangeListener,
+    private readonly events: RealmEvents = noRealmEvents,
   ) {}
 
   /** Creates the realm or updates its settings (given keys replace, others keep): the admin API's PUT. */
-  put(realmId: string, body: unknown): Promise<{ realm: Realm; created: boolean }> {
-    return this.write(realmId, body, 'create-or-update');
+  async put(tenant: string, name: string, body: unknown): Promise<{ realm: Realm; created: boolean }> {
+    return this.write(tenant, name, body, 'create-or-update');
   }
 
   /** Creates a realm with the given settings (label null, data {}); an existing one is a conflict and stays as it is. */
-  async createWithSettings(realmId: string, body: unknown): Promise<Realm> {
-    return (await this.write(realmId, body, 'create')).realm;
+  async createWithSettings(tenant: string, name: string, body: unknown): Promise<Realm> {
+    return (await this.write(tenant, name, body, 'create')).realm;
   }
 
   /** Changes settings of an existing realm (given keys replace, others keep). */
-  async updateSettings(realmId: string, body: unknown): Promise<Realm> {
-    return (await this.write(realmId, body, 'update')).realm;
+  async updateSettings(tenant: string, name: string, body: unknown): Promise<Realm> {
+    return (await this.write(tenant, name, body, 'update')).realm;
   }
 
-  /** Hivekit's realm create: label required, data optional, default settings; an existing id is a conflict. */
-  async create(realmId: string, body: unknown): Promise<Realm> {
-    const { id, label, data } = parseRealmCreate(realmId, body);
-    const realm = await this.store.realms.create({ id, label, data, settings: defaultRealmSettings, created: isoTime(this.clock()) });
-    this.cache.delete(id);
+  /**
+   * Hivekit's realm create: label (required unless `labelRequired` is false: v1 `rea cre`),
+   * data optional, default settings; an existing name is a conflict (`realm with id <id> already exists`).
+   */
+  async create(tenant: string, name: string, body: unknown, options: { labelRequired?: boolean } = {}): Promise<Realm> {
+    const { id, label, data } = parseRealmCreate(name, body, options);
+    refuseReserved(id);
+    await this.requireTenant(tenant);
+    const key = realmKey(tenant, id);
+    const realm = await this.store.realms.create({ id: key, tenant, name: id, label, data, settings: defaultRealmSettings, created: isoTime(this.clock()) });
+    this.cache.delete(key);
+    this.publish(realm, 'cre');
     return realm;
   }
 
   /** Hivekit's realm update: label and/or data, merged into the stored realm (applyRealmPatch); settings stay. */
-  async update(realmId: string, body: unknown): Promise<Realm> {
-    const { id, patch } = parseRealmPatch(realmId, body);
-    const realm = await this.store.realms.update(id, patch);
-    this.cache.delete(id);
+  async update(tenant: string, name: string, body: unknown): Promise<Realm> {
+    const { id, patch } = parseRealmPatch(name, body);
+    const key = realmKey(tenant, id);
+    const realm = await this.store.realms.update(key, patch);
+    this.cache.delete(key);
     if (realm === null) throw unknownRealm(id);
+    this.publish(realm, 'upd');
     return realm;
   }
 
-  /** The realm's id, label and data, read from the store (not the cache: a read follows writes of other processes). */
-  async read(realmId: string): Promise<RealmView> {
-    return realmView(await this.require(realmId));
+  /** The realm's id (name), label and data, read from the store (not the cache: a read follows writes of other processes). */
+  async read(tenant: string, name: string): Promise<RealmView> {
+    return realmView(await this.require(tenant, name));
   }
 
-  async get(realmId: string): Promise<RealmDetails> {
-    const realm = await this.require(realmId);
+  async get(tenant: string, name: string): Promise<RealmDetails> {
+    const realm = await this.require(tenant, name);
     const tokens = await this.store.tokens.listByRealm(realm.id);
     return {
-      id: realm.id,
+      id: realm.name,
+      tenant: realm.tenant,
       settings: realm.settings,
       created: realm.created,
       tokens: tokens.map((t) => ({ id: t.id, scope: t.scope, created: t.created })),
     };
   }
 
-  list(): Promise<Realm[]> {
-    return this.store.realms.list();
+  /** The tenant's realms, by name; with no tenant, every realm of every tenant (retention, ops). */
+  list(tenant?: string): Promise<Realm[]> {
+    return this.store.realms.list(tenant);
   }
 
-  async delete(realmId: string): Promise<void> {
-    const id = parseId(realmId, 'realm');
-    const deleted = await this.store.realms.delete(id);
-    this.cache.delete(id);
+  async delete(tenant: string, name: string): Promise<void> {
+    const id = parseId(name, 'realm');
+    const key = realmKey(tenant, id);
+    const deleted = await this.store.realms.delete(key);
+    this.cache.delete(key);
     if (!deleted) throw unknownRealm(id);
-    this.listener.realmDeleted(id);
+    this.listener.realmDeleted(key);
+    this.events.publishTenant(tenant, { kind: 'rea', act: 'del', tenant, realm: key, name: id, record: null });
   }
 
-  async createToken(realmId: string, body: unknown): Promise<IssuedToken> {
-    const realm = await this.require(realmId);
+  /** An opaque API token of the realm (any tenant's: its principal takes the realm's tenant). */
+  async createToken(tenant: string, name: string, body: unknown): Promise<IssuedToken> {
+    const realm = await this.require(tenant, name);
     const { scope } = parseBody(body, ['scope']);
     if (typeof scope !== 'string' || !(scopes as readonly string[]).includes(scope)) {
       throw invalid('scope must be one of read, write, admin');
@@ -124,52 +165,82 @@ export class RealmService {
     return { id, token: secret, scope: scope as Scope };
   }
 
-  async revokeToken(realmId: string, tokenId: string): Promise<void> {
-    const realm = await this.require(realmId);
+  async revokeToken(tenant: string, name: string, tokenId: string): Promise<void> {
+    const realm = await this.require(tenant, name);
     const id = parseId(tokenId, 'token');
-    if (!(await this.store.tokens.delete(realm.id, id))) throw notFound(`token ${id} not found in realm ${realm.id}`);
+    if (!(await this.store.tokens.delete(realm.id, id))) throw notFound(`token ${id} not found in realm ${realm.name}`);
   }
 
-  /** The realm, from a short-lived cache; null when it does not exist. */
-  async find(realmId: string): Promise<Realm | null> {
+  /** The realm of a storage key, from a short-lived cache; null when it does not exist. */
+  async find(key: string): Promise<Realm | null> {
     const now = this.clock();
-    const hit = this.cache.get(realmId);
+    const hit = this.cache.get(key);
     if (hit !== undefined && hit.expiresMs > now) return hit.realm;
-    const realm = await this.store.realms.get(realmId);
-    this.cache.set(realmId, { realm, expiresMs: now + settingsCacheMs });
+    const realm = await this.store.realms.get(key);
+    this.cache.set(key, { realm, expiresMs: now + settingsCacheMs });
     return realm;
+  }
+
+  /** Realm `name` of `tenant`, as find. */
+  findIn(tenant: string, name: string): Promise<Realm | null> {
+    return this.find(realmKey(tenant, name));
   }
 
   /** On a store with no realm: creates realm `demo` with a write token and returns it (shown once). */
   async ensureDemo(): Promise<IssuedToken | null> {
     if ((await this.store.realms.list()).length > 0) return null;
-    await this.put('demo', undefined);
-    return this.createToken('demo', { scope: 'write' });
+    await this.put(defaultTenant, 'demo', undefined);
+    return this.createToken(defaultTenant, 'demo', { scope: 'write' });
+  }
+
+  private publish(realm: Realm, act: 'cre' | 'upd'): void {
+    this.events.publishTenant(realm.tenant, {
+      kind: 'rea',
+      act,
+      tenant: realm.tenant,
+      realm: realm.id,
+      name: realm.name,
+      record: { label: realm.label, data: realm.data },
+    });
+  }
+
+  private async requireTenant(tenant: string): Promise<void> {
+    if (tenant !== defaultTenant && (await this.store.tenants.get(tenant)) === null) throw notFound(`unknown tenant ${tenant}`);
   }
 
   private async write(
-    realmId: string,
+    tenant: string,
+    name: string,
     body: unknown,
     mode: 'create' | 'update' | 'create-or-update',
   ): Promise<{ realm: Realm; created: boolean }> {
-    const id = parseId(realmId, 'realm');
+    const id = parseId(name, 'realm');
+    const key = realmKey(tenant, id);
     const { settings } = parseBody(body, ['settings']);
-    const existing = await this.store.realms.get(id);
+    const existing = await this.store.realms.get(key);
     if (mode === 'create' && existing !== null) throw realmExists(id);
     if (mode === 'update' && existing === null) throw unknownRealm(id);
+    if (existing === null) {
+      refuseReserved(id);
+      await this.requireTenant(tenant);
+    }
     const merged = parseRealmSettings(settings ?? {}, existing?.settings ?? defaultRealmSettings);
     // A create is the store's insert: of two creators racing (a CLI beside a server), one wins.
     const result =
       mode === 'create'
-        ? { realm: await this.store.realms.create({ id, label: null, data: {}, settings: merged, created: isoTime(this.clock()) }), created: true }
-        : await this.store.realms.put(id, merged, isoTime(this.clock()));
-    this.cache.delete(id);
+        ? {
+            realm: await this.store.realms.create({ id: key, tenant, name: id, label: null, data: {}, settings: merged, created: isoTime(this.clock()) }),
+            created: true,
+          }
+        : await this.store.realms.put(key, merged, isoTime(this.clock()));
+    this.cache.delete(key);
+    if (result.created) this.publish(result.realm, 'cre');
     return result;
   }
 
-  private async require(realmId: string): Promise<Realm> {
-    const id = parseId(realmId, 'realm');
-    const realm = await this.store.realms.get(id);
+  private async require(tenant: string, name: string): Promise<Realm> {
+    const id = parseId(name, 'realm');
+    const realm = await this.store.realms.get(realmKey(tenant, id));
     if (realm === null) throw unknownRealm(id);
     return realm;
   }

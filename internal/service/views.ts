@@ -28,7 +28,7 @@ export interface AreaView {
   data: Data;
 }
 
-/** A realm as Hivekit's realm endpoints show it: settings and tokens are the admin API's. */
+/** A realm as Hivekit's realm endpoints show it (id: the name its tenant knows): settings and tokens are the admin API's. */
 export interface RealmView {
   id: string;
   label: string | null;
@@ -76,7 +76,7 @@ export function areaView(area: Area): AreaView {
 }
 
 export function realmView(realm: Realm): RealmView {
-  return { id: realm.id, label: realm.label, data: realm.data };
+  return { id: realm.name, label: realm.label, data: realm.data };
 }
 
 export function areaListEntry(area: Area): AreaListEntry {

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { LocusError, type ErrorCode } from '../errors.js';
-import type { Area, Data, Location, ObjectChange, RealmSettings, TokenRecord, TrackedObject } from '../domain/types.js';
+import type { Area, Data, Location, ObjectChange, RealmSettings, SigningKeyRecord, TokenRecord, TrackedObject } from '../domain/types.js';
 import { queryContract } from './contract-queries.js';
 import type { Store } from './port.js';
 
@@ -61,16 +61,18 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       void it('put creates (label null, data {}), put again replaces the settings and keeps the creation time', () =>
         withStore(async (store) => {
           assert.deepEqual(await store.realms.put('beta', SETTINGS, N0), {
-            realm: { id: 'beta', label: null, data: {}, settings: { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null }, created: N0 },
+            realm: { id: 'beta', tenant: 'default', name: 'beta', label: null, data: {}, settings: { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null }, created: N0 },
             created: true,
           });
           const replaced = { connectionTimeout: 30, historyRetentionDays: 0, rateLimit: 50 };
           assert.deepEqual(await store.realms.put('beta', replaced, N2), {
-            realm: { id: 'beta', label: null, data: {}, settings: { connectionTimeout: 30, historyRetentionDays: 0, rateLimit: 50 }, created: N0 },
+            realm: { id: 'beta', tenant: 'default', name: 'beta', label: null, data: {}, settings: { connectionTimeout: 30, historyRetentionDays: 0, rateLimit: 50 }, created: N0 },
             created: false,
           });
           assert.deepEqual(await store.realms.get('beta'), {
             id: 'beta',
+            tenant: 'default',
+            name: 'beta',
             label: null,
             data: {},
             settings: { connectionTimeout: 30, historyRetentionDays: 0, rateLimit: 50 },
@@ -81,9 +83,9 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
 
       void it('create makes a realm once; a second create is a conflict that changes nothing', () =>
         withStore(async (store) => {
-          const delta = { id: 'delta', label: null, data: {}, settings: SETTINGS, created: N0 };
+          const delta = { id: 'delta', tenant: 'default', name: 'delta', label: null, data: {}, settings: SETTINGS, created: N0 };
           assert.deepEqual(await store.realms.create(delta), delta);
-          const other = { id: 'delta', label: 'other', data: { a: 1 }, settings: { connectionTimeout: 30, historyRetentionDays: 0, rateLimit: 50 }, created: N2 };
+          const other = { id: 'delta', tenant: 'default', name: 'delta', label: 'other', data: { a: 1 }, settings: { connectionTimeout: 30, historyRetentionDays: 0, rateLimit: 50 }, created: N2 };
           await assert.rejects(store.realms.create(other), (err: unknown) => {
             assert.ok(err instanceof LocusError && err.code === 'conflict');
             assert.equal(err.message, 'realm with id delta already exists');
@@ -95,7 +97,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       void it('create keeps a label and nested data exactly: key order, nulls inside, __proto__ as a plain key', () =>
         withStore(async (store) => {
           const data = JSON.parse('{"z":1,"nested":{"b":[1,{"c":null}],"a":"Zoë 😀"},"__proto__":{"x":true},"list":[],"e":{}}') as Record<string, never>;
-          const realm = { id: 'fleet', label: 'The fleet', data, settings: SETTINGS, created: N0 };
+          const realm = { id: 'fleet', tenant: 'default', name: 'fleet', label: 'The fleet', data, settings: SETTINGS, created: N0 };
           await store.realms.create(realm);
           const read = await store.realms.get('fleet');
           assert.deepEqual(read, realm);
@@ -106,9 +108,9 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
 
       void it('update sets the label and merges data key by key at the top level; null removes a key; settings stay', () =>
         withStore(async (store) => {
-          await store.realms.create({ id: 'fleet', label: 'Fleet', data: { keep: 1, drop: 'x', nested: { a: 1, b: 2 } }, settings: SETTINGS, created: N0 });
+          await store.realms.create({ id: 'fleet', tenant: 'default', name: 'fleet', label: 'Fleet', data: { keep: 1, drop: 'x', nested: { a: 1, b: 2 } }, settings: SETTINGS, created: N0 });
           const updated = await store.realms.update('fleet', { data: { drop: null, nested: { c: [3] }, added: true } });
-          const expected = { id: 'fleet', label: 'Fleet', data: { keep: 1, nested: { c: [3] }, added: true }, settings: SETTINGS, created: N0 };
+          const expected = { id: 'fleet', tenant: 'default', name: 'fleet', label: 'Fleet', data: { keep: 1, nested: { c: [3] }, added: true }, settings: SETTINGS, created: N0 };
           assert.deepEqual(updated, expected);
           assert.deepEqual(await store.realms.get('fleet'), expected);
           assert.deepEqual(await store.realms.update('fleet', { label: 'Renamed' }), { ...expected, label: 'Renamed' });
@@ -124,7 +126,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       void it('an update whose merged data would be too large fails and changes nothing', () =>
         withStore(async (store) => {
           const half = 'x'.repeat(40 * 1024);
-          const fleet = { id: 'fleet', label: 'Fleet', data: { a: half }, settings: SETTINGS, created: N0 };
+          const fleet = { id: 'fleet', tenant: 'default', name: 'fleet', label: 'Fleet', data: { a: half }, settings: SETTINGS, created: N0 };
           await store.realms.create(fleet);
           await assert.rejects(store.realms.update('fleet', { label: 'new', data: { b: half } }), failsWith('invalid_data'));
           assert.deepEqual(await store.realms.get('fleet'), fleet);
@@ -137,11 +139,11 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
           assert.deepEqual(await store.realms.list(), []);
           await store.realms.put('beta', SETTINGS, N0);
           await store.realms.put('alpha', { connectionTimeout: 60, historyRetentionDays: 7, rateLimit: 10 }, N1);
-          await store.realms.create({ id: 'Zulu', label: 'Z', data: { n: [1] }, settings: SETTINGS, created: N2 });
+          await store.realms.create({ id: 'Zulu', tenant: 'default', name: 'Zulu', label: 'Z', data: { n: [1] }, settings: SETTINGS, created: N2 });
           assert.deepEqual(await store.realms.list(), [
-            { id: 'Zulu', label: 'Z', data: { n: [1] }, settings: { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null }, created: N2 },
-            { id: 'alpha', label: null, data: {}, settings: { connectionTimeout: 60, historyRetentionDays: 7, rateLimit: 10 }, created: N1 },
-            { id: 'beta', label: null, data: {}, settings: { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null }, created: N0 },
+            { id: 'Zulu', tenant: 'default', name: 'Zulu', label: 'Z', data: { n: [1] }, settings: { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null }, created: N2 },
+            { id: 'alpha', tenant: 'default', name: 'alpha', label: null, data: {}, settings: { connectionTimeout: 60, historyRetentionDays: 7, rateLimit: 10 }, created: N1 },
+            { id: 'beta', tenant: 'default', name: 'beta', label: null, data: {}, settings: { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null }, created: N0 },
           ]);
         }));
 
@@ -214,6 +216,96 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
           const [change] = await store.objects.upsertMany('doomed', [{ id: 'car' }], N1);
           assert.equal(change?.old, null);
           assert.deepEqual(change?.new, { id: 'car', label: null, location: null, data: {}, seen: null });
+        }));
+    });
+
+    void describe('tenants and signing keys', () => {
+      const acmeKey = (id: string, realm: string | null, created: string): SigningKeyRecord => ({ id, tenant: 'acme', realm, secret: `secret-of-${id}`, created });
+
+      void it('the default tenant exists from the start and cannot be deleted', () =>
+        withStore(async (store) => {
+          const tenants = await store.tenants.list();
+          assert.deepEqual(ids(tenants), ['default']);
+          assert.equal(tenants[0]?.label, null);
+          assert.deepEqual(await store.tenants.get('default'), tenants[0]);
+          await assert.rejects(store.tenants.delete('default'), failsWith('conflict'));
+        }));
+
+      void it('create, get, list in id order; a second create of an id is a conflict and changes nothing', () =>
+        withStore(async (store) => {
+          assert.deepEqual(await store.tenants.create({ id: 'zeta', label: null, created: N1 }), { id: 'zeta', label: null, created: N1 });
+          await store.tenants.create({ id: 'acme', label: 'Acme Inc.', created: N0 });
+          await assert.rejects(store.tenants.create({ id: 'acme', label: 'Other', created: N2 }), failsWith('conflict'));
+          assert.deepEqual(await store.tenants.get('acme'), { id: 'acme', label: 'Acme Inc.', created: N0 });
+          assert.equal(await store.tenants.get('never'), null);
+          assert.deepEqual(ids(await store.tenants.list()), ['acme', 'default', 'zeta']);
+        }));
+
+      void it('realms of a tenant: listed by tenant, unique names within it, the same name in two tenants', () =>
+        withStore(async (store) => {
+          await store.tenants.create({ id: 'acme', label: null, created: N0 });
+          const base = { label: null, data: {}, settings: SETTINGS, created: N0 };
+          await store.realms.create({ ...base, id: 'fleet', tenant: 'default', name: 'fleet' });
+          await store.realms.create({ ...base, id: 'acme\u001ffleet', tenant: 'acme', name: 'fleet' });
+          await store.realms.create({ ...base, id: 'acme\u001fdepot', tenant: 'acme', name: 'depot' });
+          await assert.rejects(store.realms.create({ ...base, id: 'acme\u001ffleet', tenant: 'acme', name: 'fleet' }), (err: unknown) => {
+            assert.ok(err instanceof LocusError && err.code === 'conflict');
+            assert.equal(err.message, 'realm with id fleet already exists');
+            return true;
+          });
+          assert.deepEqual((await store.realms.list('acme')).map((r) => [r.id, r.tenant, r.name]), [
+            ['acme\u001fdepot', 'acme', 'depot'],
+            ['acme\u001ffleet', 'acme', 'fleet'],
+          ]);
+          assert.deepEqual(ids(await store.realms.list('default')), ['fleet']);
+          assert.equal((await store.realms.list()).length, 3);
+          // put of a new key takes tenant and name from the key
+          const { realm } = await store.realms.put('acme\u001fyard', SETTINGS, N1);
+          assert.deepEqual([realm.tenant, realm.name], ['acme', 'yard']);
+          assert.deepEqual((await store.realms.get('acme\u001fyard'))?.name, 'yard');
+        }));
+
+      void it('a tenant with realms cannot be deleted; without, it goes with its keys', () =>
+        withStore(async (store) => {
+          await store.tenants.create({ id: 'acme', label: null, created: N0 });
+          await store.signingKeys.create(acmeKey('key_1', null, N0));
+          await store.realms.create({ id: 'acme\u001ffleet', tenant: 'acme', name: 'fleet', label: null, data: {}, settings: SETTINGS, created: N0 });
+          await assert.rejects(store.tenants.delete('acme'), failsWith('conflict'));
+          assert.notEqual(await store.tenants.get('acme'), null);
+          assert.notEqual(await store.signingKeys.get('key_1'), null);
+          assert.equal(await store.realms.delete('acme\u001ffleet'), true);
+          assert.equal(await store.tenants.delete('acme'), true);
+          assert.equal(await store.tenants.get('acme'), null);
+          assert.equal(await store.signingKeys.get('key_1'), null);
+          assert.equal(await store.tenants.delete('acme'), false);
+        }));
+
+      void it('signing keys: create, get (with secret), list by tenant oldest first, delete; ids are unique', () =>
+        withStore(async (store) => {
+          await store.tenants.create({ id: 'acme', label: null, created: N0 });
+          await store.signingKeys.create(acmeKey('key_2', 'fleet', N1));
+          await store.signingKeys.create(acmeKey('key_1', null, N0));
+          await store.signingKeys.create({ id: 'key_d', tenant: 'default', realm: null, secret: 's', created: N0 });
+          await assert.rejects(store.signingKeys.create(acmeKey('key_1', null, N2)), failsWith('conflict'));
+          assert.deepEqual(await store.signingKeys.get('key_2'), acmeKey('key_2', 'fleet', N1));
+          assert.deepEqual(await store.signingKeys.listByTenant('acme'), [acmeKey('key_1', null, N0), acmeKey('key_2', 'fleet', N1)]);
+          assert.equal(await store.signingKeys.delete('default', 'key_1'), false);
+          assert.equal(await store.signingKeys.delete('acme', 'key_1'), true);
+          assert.equal(await store.signingKeys.get('key_1'), null);
+          assert.equal(await store.signingKeys.delete('acme', 'key_1'), false);
+          assert.deepEqual(ids(await store.signingKeys.listByTenant('acme')), ['key_2']);
+        }));
+
+      void it('a realm-bound key goes with its realm', () =>
+        withStore(async (store) => {
+          await store.tenants.create({ id: 'acme', label: null, created: N0 });
+          await store.realms.create({ id: 'acme\u001ffleet', tenant: 'acme', name: 'fleet', label: null, data: {}, settings: SETTINGS, created: N0 });
+          await store.signingKeys.create(acmeKey('key_bound', 'fleet', N0));
+          await store.signingKeys.create(acmeKey('key_free', null, N0));
+          assert.notEqual(await store.signingKeys.get('key_bound'), null);
+          await store.realms.delete('acme\u001ffleet');
+          assert.equal(await store.signingKeys.get('key_bound'), null);
+          assert.notEqual(await store.signingKeys.get('key_free'), null);
         }));
     });
 

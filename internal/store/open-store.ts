@@ -55,6 +55,8 @@ function prepareDirectory(url: string, file: string): void {
 class OwnedStore implements Store {
   readonly realms: Store['realms'];
   readonly tokens: Store['tokens'];
+  readonly tenants: Store['tenants'];
+  readonly signingKeys: Store['signingKeys'];
   readonly objects: Store['objects'];
   readonly areas: Store['areas'];
 
@@ -64,6 +66,8 @@ class OwnedStore implements Store {
   ) {
     this.realms = store.realms;
     this.tokens = store.tokens;
+    this.tenants = store.tenants;
+    this.signingKeys = store.signingKeys;
     this.objects = store.objects;
     this.areas = store.areas;
   }

@@ -20,6 +20,8 @@ import type {
   Realm,
   RealmPatch,
   RealmSettings,
+  SigningKeyRecord,
+  TenantRecord,
   TokenRecord,
   TrackedObject,
 } from '../domain/types.js';
@@ -86,8 +88,8 @@ export interface AreaListQuery {
  */
 export interface RealmStore {
   /**
-   * Creates the realm (label null, data {}), or replaces its settings when it exists
-   * (its label and data stay).
+   * Creates the realm (label null, data {}; tenant and name from the key, domain/realm-key.ts
+   * splitRealmKey), or replaces its settings when it exists (its label and data stay).
    */
   put(id: string, settings: RealmSettings, now: string): Promise<{ realm: Realm; created: boolean }>;
   /**
@@ -102,7 +104,8 @@ export interface RealmStore {
    */
   update(id: string, patch: RealmPatch): Promise<Realm | null>;
   get(id: string): Promise<Realm | null>;
-  list(): Promise<Realm[]>;
+  /** Every realm (by key), or, with a tenant, that tenant's realms (by name). */
+  list(tenant?: string): Promise<Realm[]>;
   /** Deletes the realm with all its objects, areas, history and tokens. False when it did not exist. */
   delete(id: string): Promise<boolean>;
 }
@@ -113,6 +116,34 @@ export interface TokenStore {
   listByRealm(realm: string): Promise<TokenRecord[]>;
   /** False when the realm has no such token. */
   delete(realm: string, id: string): Promise<boolean>;
+}
+
+/**
+ * Tenants. The default tenant (auth/principal.ts defaultTenant) always exists: a new store
+ * holds it, and it cannot be deleted.
+ */
+export interface TenantStore {
+  /** `conflict` when the id exists. */
+  create(tenant: TenantRecord): Promise<TenantRecord>;
+  get(id: string): Promise<TenantRecord | null>;
+  /** In id order. */
+  list(): Promise<TenantRecord[]>;
+  /**
+   * Deletes the tenant and its signing keys; `conflict` while it owns realms (nothing
+   * changes), and for the default tenant. False when it did not exist.
+   */
+  delete(id: string): Promise<boolean>;
+}
+
+/** JWT signing keys. Lookups by id are the hot path (every JWT sign-in): adapters may hold them, as long as a delete takes effect at once. */
+export interface SigningKeyStore {
+  /** `conflict` when the id exists. */
+  create(key: SigningKeyRecord): Promise<void>;
+  get(id: string): Promise<SigningKeyRecord | null>;
+  /** The tenant's keys, oldest first. */
+  listByTenant(tenant: string): Promise<SigningKeyRecord[]>;
+  /** False when the tenant has no such key. */
+  delete(tenant: string, id: string): Promise<boolean>;
 }
 
 export interface ObjectStore {
@@ -169,6 +200,8 @@ export interface AreaStore {
 export interface Store {
   readonly realms: RealmStore;
   readonly tokens: TokenStore;
+  readonly tenants: TenantStore;
+  readonly signingKeys: SigningKeyStore;
   readonly objects: ObjectStore;
   readonly areas: AreaStore;
   /** Resolves when the store can serve requests (readiness). */

@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { runCli } from '../../internal/cli/admin-cli.js';
 import { testConfig } from '../../internal/config/config.js';
 import { start } from '../../internal/server.js';
+import { SignJWT } from 'jose';
 import { call } from '../support/harness.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'locus-cli-'));
@@ -73,5 +74,55 @@ describe('admin CLI', () => {
       env: { ...process.env, LOCUS_STORE: store },
     });
     assert.equal((JSON.parse(stdout) as { id: string }).id, 'viaexec');
+  });
+});
+
+describe('admin CLI: tenants and signing keys', () => {
+  const tenantDir = mkdtempSync(join(tmpdir(), 'locus-cli-tenants-'));
+  const tenantStore = `sqlite:${join(tenantDir, 'locus.db')}`;
+  async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+    let out = '';
+    let err = '';
+    const code = await runCli(argv, { LOCUS_STORE: tenantStore }, { out: (l) => (out += l + '\n'), err: (l) => (err += l + '\n') });
+    return { code, out, err };
+  }
+  after(() => rmSync(tenantDir, { recursive: true, force: true }));
+
+  it('creates a tenant, a key the server accepts JWTs of, a tenant realm; refuses to delete a tenant with realms', async () => {
+    assert.equal((await cli('tenant', 'create', 'acme', '--label', 'Acme Inc.', '--create')).code, 0);
+    const key = await cli('key', 'create', 'acme');
+    assert.equal(key.code, 0, key.err);
+    const issued = JSON.parse(key.out) as { id: string; secret: string; tenant: string; realm: string | null };
+    assert.deepEqual([issued.tenant, issued.realm], ['acme', null]);
+    const realm = await cli('realm', 'create', 'fleet', '--tenant', 'acme');
+    assert.equal(realm.code, 0, realm.err);
+    assert.equal((JSON.parse(realm.out) as { id: string }).id, 'fleet');
+    assert.deepEqual(Object.keys(JSON.parse((await cli('realm', 'list', '--tenant', 'acme')).out) as object), ['fleet']);
+
+    const server = await start(testConfig({ store: tenantStore }));
+    try {
+      const token = await new SignJWT({ sub: 'cli-test' })
+        .setProtectedHeader({ alg: 'HS256', kid: issued.id })
+        .sign(new TextEncoder().encode(issued.secret));
+      const read = await call(server.httpUrl, 'GET', '/v2/realm/fleet', { token });
+      assert.equal(read.status, 200, read.text);
+    } finally {
+      await server.close();
+    }
+
+    const shown = await cli('tenant', 'show', 'acme');
+    assert.ok(!shown.out.includes(issued.secret), 'secrets are never shown again');
+    assert.deepEqual((JSON.parse(shown.out) as { realms: string[] }).realms, ['fleet']);
+    const refused = await cli('tenant', 'delete', 'acme');
+    assert.equal(refused.code, 1);
+    assert.match(refused.err, /still has realms/);
+    const rotated = await cli('key', 'rotate', 'acme', issued.id);
+    assert.equal(rotated.code, 0, rotated.err);
+    assert.equal((JSON.parse(rotated.out) as { replaced: string }).replaced, issued.id);
+    assert.deepEqual((JSON.parse((await cli('key', 'list', 'acme')).out) as { id: string }[]).length, 1);
+    assert.equal((await cli('realm', 'delete', 'fleet', '--tenant', 'acme', '--yes')).code, 0);
+    assert.equal((await cli('tenant', 'delete', 'acme')).code, 0);
+    assert.equal((await cli('tenant', 'show', 'acme')).code, 1);
+    assert.equal((await cli('tenant', 'create', 'Bad_Id')).code, 1);
   });
 });

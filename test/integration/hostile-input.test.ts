@@ -75,8 +75,8 @@ describe('hostile input: the server stays healthy and rejected messages change n
       handshakeTimeoutMs: 1500,
       maxConnections: 5000,
     });
-    await h.server.realms.put('fuzz', {});
-    token = (await h.server.realms.createToken('fuzz', { scope: 'write' })).token;
+    await h.server.realms.put('default', 'fuzz', {});
+    token = (await h.server.realms.createToken('default', 'fuzz', { scope: 'write' })).token;
     // Something stored, that must stay as it is.
     const seeded = await postV1(h.url, token, [upd('kept', { label: 'Kept', data: { fuel: 0.5 } })]);
     assert.equal(seeded.status, 200);

@@ -13,9 +13,9 @@ import { connectTcp, connectV1, postV1, type Json, type V1Transport } from '../s
 const transports: V1Transport[] = ['ws', 'tcp'];
 
 async function tokensFor(h: Harness, realm: string): Promise<{ read: string; write: string }> {
-  await h.server.realms.put(realm, {});
-  const read = await h.server.realms.createToken(realm, { scope: 'read' });
-  const write = await h.server.realms.createToken(realm, { scope: 'write' });
+  await h.server.realms.put('default', realm, {});
+  const read = await h.server.realms.createToken('default', realm, { scope: 'read' });
+  const write = await h.server.realms.createToken('default', realm, { scope: 'write' });
   return { read: read.token, write: write.token };
 }
 
@@ -80,7 +80,7 @@ describe('every action counts against the rate limit', () => {
   ];
   for (const [name, action] of kinds) {
     it(`${name}: the sixth in a burst of five is rate_limited`, async () => {
-      const token = (await h.server.realms.createToken('rated', { scope: 'read' })).token;
+      const token = (await h.server.realms.createToken('default', 'rated', { scope: 'read' })).token;
       const reply = (await postV1(h.url, token, Array.from({ length: 7 }, () => action))).json as Json[];
       const codes = reply.map((r): string => (r.res === 'suc' ? 'suc' : String(r.dat.code)));
       assert.equal(codes.slice(5).join(), 'rate_limited,rate_limited', JSON.stringify(codes));
@@ -90,7 +90,7 @@ describe('every action counts against the rate limit', () => {
 
   it('over WebSocket and TCP too, pins included', async () => {
     for (const transport of transports) {
-      const token = (await h.server.realms.createToken('rated', { scope: 'read' })).token;
+      const token = (await h.server.realms.createToken('default', 'rated', { scope: 'read' })).token;
       const client = await connectV1(transport, h.server, token);
       try {
         const reply = await client.request(Array.from({ length: 6 }, () => ({ typ: 'sys', act: 'pin' })));

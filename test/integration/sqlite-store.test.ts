@@ -172,7 +172,7 @@ void describe('sqlite store', () => {
 
     const second = openSqliteStore(path);
     try {
-      assert.deepEqual(await second.realms.get('acme'), { id: 'acme', label: null, data: {}, settings: SETTINGS, created: N0 });
+      assert.deepEqual(await second.realms.get('acme'), { id: 'acme', tenant: 'default', name: 'acme', label: null, data: {}, settings: SETTINGS, created: N0 });
       assert.deepEqual(await second.tokens.findByHash('h1'), { id: 't1', realm: 'acme', hash: 'h1', scope: 'write', created: N0 });
       assert.deepEqual(await second.objects.get('acme', 'vehicle/17'), {
         id: 'vehicle/17',
@@ -245,7 +245,7 @@ void describe('sqlite store', () => {
     withFile(async (store, path) => {
       await store.ping();
       assert.equal(inspect(path, (db) => db.pragma('journal_mode', { simple: true })), 'wal');
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 11);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 12);
       // A connection configured as the store's cuts its WAL back to 128 MiB when rewound.
       const raw = new Database(path);
       configure(raw);
@@ -259,7 +259,7 @@ void describe('sqlite store', () => {
             )
             .all(),
         ).map((row) => row.name);
-      assert.deepEqual(tables(path), ['areas', 'history', 'objects', 'realm_keys', 'realms', 'search_queue', 'search_source', 'sqlite_sequence', 'tokens']);
+      assert.deepEqual(tables(path), ['areas', 'history', 'objects', 'realm_keys', 'realms', 'search_queue', 'search_source', 'signing_keys', 'sqlite_sequence', 'tenants', 'tokens']);
       // The full-text index lives in a file of its own, made by the indexer's thread.
       await store.objects.indexed();
       assert.deepEqual(tables(`${path}-search`), ['object_fts', 'search_state']);
@@ -287,7 +287,7 @@ void describe('sqlite store', () => {
     const again = openSqliteStore(path);
     await again.ping();
     await again.close();
-    assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 11);
+    assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 12);
   });
 
   void it('refuses a database written by a newer schema version', () => {
@@ -587,7 +587,7 @@ void describe('sqlite query engine', () => {
 
     const store = openSqliteStore(path);
     try {
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 11);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 12);
       assert.deepEqual(
         inspect(path, (db) => db.prepare<[], string>('SELECT DISTINCT typeof(data) FROM objects').pluck().all()),
         ['blob'],
@@ -636,16 +636,19 @@ void describe('sqlite query engine', () => {
     }
   });
 
-  void it('migrates realms of an older file: they keep their settings and read as label null, data {}', async () => {
+  void it('migrates realms of an older file: they keep their settings, read as label null, data {}, and become the default tenant\'s under their own name', async () => {
     const { path, raw } = versionOneFile();
     raw.prepare('INSERT INTO realms (id, settings, created) VALUES (?, ?, ?)').run('acme', JSON.stringify(SETTINGS), N0);
     raw.close();
     const store = openSqliteStore(path);
     try {
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 11);
-      const acme = { id: 'acme', label: null, data: {}, settings: SETTINGS, created: N0 };
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 12);
+      const acme = { id: 'acme', tenant: 'default', name: 'acme', label: null, data: {}, settings: SETTINGS, created: N0 };
       assert.deepEqual(await store.realms.get('acme'), acme);
       assert.deepEqual(await store.realms.list(), [acme]);
+      assert.deepEqual(await store.realms.list('default'), [acme]);
+      assert.deepEqual(await store.realms.list('other'), []);
+      assert.deepEqual((await store.tenants.list()).map((t) => t.id), ['default']);
       assert.deepEqual(await store.realms.update('acme', { label: 'Acme', data: { a: { b: 1 } } }), { ...acme, label: 'Acme', data: { a: { b: 1 } } });
     } finally {
       await store.close();
@@ -675,7 +678,7 @@ void describe('sqlite query engine', () => {
 
     const store = openSqliteStore(path);
     try {
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 11);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 12);
       assert.deepEqual(
         historyRows(path).map((row) => [row.realm, row.object_id, row.location]),
         [

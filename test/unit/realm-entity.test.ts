@@ -5,7 +5,7 @@ import { defaultRealmSettings } from '../../internal/domain/realm-settings.js';
 import type { Realm } from '../../internal/domain/types.js';
 import { expectLocusError } from '../support/locus-error.js';
 
-const realm = (data: Realm['data'], label: string | null = 'L'): Realm => ({ id: 'r', label, data, settings: defaultRealmSettings, created: '2024-05-01T12:00:00.000Z' });
+const realm = (data: Realm['data'], label: string | null = 'L'): Realm => ({ id: 'r', tenant: 'default', name: 'r', label, data, settings: defaultRealmSettings, created: '2024-05-01T12:00:00.000Z' });
 
 describe('parseRealmCreate', () => {
   it('takes a label and nested data; drops top-level nulls, keeps nested ones', () => {

@@ -75,6 +75,9 @@ export interface AreaRow {
 
 export interface RealmRow {
   id: string;
+  tenant: string;
+  /** Null only in a row written by a build before version 12 (never after the migration). */
+  name: string | null;
   label: string | null;
   /** JSON text. */
   data: string;
@@ -143,6 +146,8 @@ export function areaFromRow(row: AreaRow): Area {
 export function realmFromRow(row: RealmRow): Realm {
   return {
     id: row.id,
+    tenant: row.tenant,
+    name: row.name ?? row.id,
     label: row.label,
     data: JSON.parse(row.data) as RealmData,
     settings: JSON.parse(row.settings) as RealmSettings,

@@ -84,6 +84,12 @@
  * Version 11 adds a realm's `label` and `data` (Hivekit's realm entity, REST v2): JSON
  * text, like areas' data, read whole with the realm. Existing realms read as label NULL
  * and data {}: the migration only adds the columns.
+ *
+ * Version 12 adds tenants (decisions.md "Tenants"): `tenants`, holding at least `default`;
+ * `signing_keys`, a tenant's JWT keys (the HMAC secret itself: the file must be protected
+ * like the tokens it holds); and a realm's `tenant` and `name` (the id the tenant knows).
+ * `realms.id` stays the storage key (domain/realm-key.ts); existing realms become the
+ * default tenant's, with name = id, so no other row changes.
  */
 import type { Database } from 'better-sqlite3';
 import type { Location } from '../../domain/types.js';
@@ -289,6 +295,27 @@ const MIGRATIONS: readonly Migration[] = [
   `
   ALTER TABLE realms ADD COLUMN label TEXT;
   ALTER TABLE realms ADD COLUMN data TEXT NOT NULL DEFAULT '{}';
+  `,
+  // Tenants and signing keys; a realm's tenant and name (self-contained: it names no other migration).
+  `
+  CREATE TABLE tenants (
+    id      TEXT PRIMARY KEY NOT NULL,
+    label   TEXT,
+    created TEXT NOT NULL
+  );
+  INSERT INTO tenants (id, label, created) VALUES ('default', NULL, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));
+  CREATE TABLE signing_keys (
+    id      TEXT PRIMARY KEY NOT NULL,
+    tenant  TEXT NOT NULL,
+    realm   TEXT,
+    secret  TEXT NOT NULL,
+    created TEXT NOT NULL
+  );
+  CREATE INDEX signing_keys_by_tenant ON signing_keys (tenant, created, id);
+  ALTER TABLE realms ADD COLUMN tenant TEXT NOT NULL DEFAULT 'default';
+  ALTER TABLE realms ADD COLUMN name TEXT;
+  UPDATE realms SET name = id;
+  CREATE UNIQUE INDEX realms_by_tenant ON realms (tenant, name);
   `,
 ];
 

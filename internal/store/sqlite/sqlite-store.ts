@@ -15,8 +15,9 @@ import type { Statement, Transaction } from 'better-sqlite3';
 import { areaExists, LocusError, notFound, realmExists } from '../../errors.js';
 import { applyAreaPatch } from '../../domain/area.js';
 import { applyRealmPatch } from '../../domain/realm-entity.js';
+import { splitRealmKey } from '../../domain/realm-key.js';
 import type { Area, AreaChange, AreaCreate, AreaPatch, Realm, RealmPatch, RealmSettings, TokenRecord } from '../../domain/types.js';
-import type { AreaListQuery, AreaStore, Page, RealmStore, Store, TokenStore } from '../port.js';
+import type { AreaListQuery, AreaStore, Page, RealmStore, SigningKeyStore, Store, TenantStore, TokenStore } from '../port.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,13 +28,15 @@ import { areaFromRow, realmFromRow, tokenFromRow, type AreaRow, type RealmRow, t
 import { configure, migrate } from './schema.js';
 import { SearchIndexer } from './search-indexer.js';
 import { isUniqueViolation, settle } from './sqlite-errors.js';
+import { SqliteSigningKeyStore, SqliteTenantStore } from './tenant-store.js';
 
 type Db = Database.Database;
 
 class SqliteRealmStore implements RealmStore {
   private readonly selectOne: Statement<[string], RealmRow>;
   private readonly selectAll: Statement<[], RealmRow>;
-  private readonly insert: Statement<[string, string | null, string, string, string]>;
+  private readonly selectTenant: Statement<[string], RealmRow>;
+  private readonly insert: Statement<[string, string, string, string | null, string, string, string]>;
   private readonly putTx: Transaction<(id: string, settings: RealmSettings, now: string) => { realm: Realm; created: boolean }>;
   private readonly updateTx: Transaction<(id: string, patch: RealmPatch) => Realm | null>;
   private readonly deleteTx: Transaction<(id: string) => { existed: boolean; queued: [number, number] | null }>;
@@ -45,10 +48,11 @@ class SqliteRealmStore implements RealmStore {
     private readonly deleting: () => void,
     private readonly deleted: (realm: string) => void,
   ) {
-    const columns = 'id, label, data, settings, created';
+    const columns = 'id, tenant, name, label, data, settings, created';
     this.selectOne = db.prepare<[string], RealmRow>(`SELECT ${columns} FROM realms WHERE id = ?`);
     this.selectAll = db.prepare<[], RealmRow>(`SELECT ${columns} FROM realms ORDER BY id`);
-    this.insert = db.prepare('INSERT INTO realms (id, label, data, settings, created) VALUES (?, ?, ?, ?, ?)');
+    this.selectTenant = db.prepare<[string], RealmRow>(`SELECT ${columns} FROM realms WHERE tenant = ? ORDER BY name`);
+    this.insert = db.prepare(`INSERT INTO realms (${columns}) VALUES (?, ?, ?, ?, ?, ?, ?)`);
     const updateSettings = db.prepare<[string, string]>('UPDATE realms SET settings = ? WHERE id = ?');
     const updateEntity = db.prepare<[string | null, string, string]>('UPDATE realms SET label = ?, data = ? WHERE id = ?');
     const deleteRealmData = [
@@ -58,13 +62,16 @@ class SqliteRealmStore implements RealmStore {
       'DELETE FROM tokens WHERE realm = ?',
     ].map((sql) => db.prepare<[string]>(sql));
     const deleteRealm = db.prepare<[string]>('DELETE FROM realms WHERE id = ?');
+    // A realm-bound signing key goes with its realm, as its tokens do.
+    const deleteBoundKeys = db.prepare<[string, string]>('DELETE FROM signing_keys WHERE tenant = ? AND realm = ?');
 
     this.putTx = db.transaction((id: string, settings: RealmSettings, now: string) => {
       const existing = this.selectOne.get(id);
       const json = JSON.stringify(settings);
       if (existing === undefined) {
-        this.insert.run(id, null, '{}', json, now);
-        return { realm: { id, label: null, data: {}, settings, created: now }, created: true };
+        const { tenant, name } = splitRealmKey(id);
+        this.insert.run(id, tenant, name, null, '{}', json, now);
+        return { realm: { id, tenant, name, label: null, data: {}, settings, created: now }, created: true };
       }
       updateSettings.run(json, id);
       return { realm: { ...realmFromRow(existing), settings }, created: false };
@@ -81,6 +88,8 @@ class SqliteRealmStore implements RealmStore {
       // The realm's index entries first (in bulk), then its rows (the delete trigger then skips them).
       const queued = purgeRealmIndexes(db, this.indexer, id);
       for (const statement of deleteRealmData) statement.run(id);
+      const { tenant, name } = splitRealmKey(id);
+      deleteBoundKeys.run(tenant, name);
       return { existed: deleteRealm.run(id).changes > 0, queued };
     });
   }
@@ -92,9 +101,9 @@ class SqliteRealmStore implements RealmStore {
   create(realm: Realm): Promise<Realm> {
     return settle(() => {
       try {
-        this.insert.run(realm.id, realm.label, JSON.stringify(realm.data), JSON.stringify(realm.settings), realm.created);
+        this.insert.run(realm.id, realm.tenant, realm.name, realm.label, JSON.stringify(realm.data), JSON.stringify(realm.settings), realm.created);
       } catch (err) {
-        if (isUniqueViolation(err)) throw realmExists(realm.id, err);
+        if (isUniqueViolation(err)) throw realmExists(realm.name, err);
         throw err;
       }
       return realm;
@@ -112,8 +121,8 @@ class SqliteRealmStore implements RealmStore {
     });
   }
 
-  list(): Promise<Realm[]> {
-    return settle(() => this.selectAll.all().map(realmFromRow));
+  list(tenant?: string): Promise<Realm[]> {
+    return settle(() => (tenant === undefined ? this.selectAll.all() : this.selectTenant.all(tenant)).map(realmFromRow));
   }
 
   delete(id: string): Promise<boolean> {
@@ -283,6 +292,8 @@ class SqliteAreaStore implements AreaStore {
 export class SqliteStore implements Store {
   readonly realms: RealmStore;
   readonly tokens: TokenStore;
+  readonly tenants: TenantStore;
+  readonly signingKeys: SigningKeyStore;
   readonly objects: SqliteObjectStore;
   readonly areas: AreaStore;
   private readonly db: Db;
@@ -311,6 +322,7 @@ export class SqliteStore implements Store {
       this.objects = objects;
       const tokens = new SqliteTokenStore(db);
       this.tokens = tokens;
+      const signingKeys = new SqliteSigningKeyStore(db);
       this.realms = new SqliteRealmStore(
         db,
         this.indexer,
@@ -318,9 +330,12 @@ export class SqliteStore implements Store {
         (realm) => {
           objects.forgetRealm(realm);
           tokens.forget();
+          signingKeys.forget();
         },
       );
       this.areas = new SqliteAreaStore(db);
+      this.signingKeys = signingKeys;
+      this.tenants = new SqliteTenantStore(db, () => signingKeys.forget());
       this.pingStatement = db.prepare('SELECT 1');
       this.checkpointer = new Checkpointer(db, file);
       // The spatial index of every realm, built in the background (location-index.ts).

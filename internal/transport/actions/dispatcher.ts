@@ -351,7 +351,8 @@ export class Dispatcher {
       } else {
         const realmId = action.rea ?? caller.principal.realm;
         if (realmId === null) throw invalid('this token belongs to no realm: name the realm in rea');
-        const realm = await this.deps.access.enterRealm(caller.principal, realmId, handler.scope);
+        // issue #20 (tenants): enterRealm takes a `per` right now; the core rewrite passes V1Handler.need.
+        const realm = await this.deps.access.enterRealm(caller.principal, realmId, handler.scope === 'read' ? 'R' : 'U');
         outcome = handler.run(action.dat, realm, caller);
       }
       return {

@@ -288,7 +288,8 @@ export class Session implements EventSink {
     }
     const hash = hashSecret(secret);
     try {
-      await this.deps.access.principalOf(hash, this.wire.remoteAddress);
+      // issue #20 (tenants): authenticate the secret itself, so that a JWT is verified (and then held by its hash for principalOf).
+      await this.deps.access.authenticate(secret, this.wire.remoteAddress);
     } catch (err) {
       this.failHandshake(toLocusError(err).message);
       return;

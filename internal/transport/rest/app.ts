@@ -2,15 +2,18 @@
  * The express application: REST v2, the admin API and health endpoints. Handlers
  * only translate HTTP to service calls; status codes come from the error catalogue.
  */
-import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { Logger } from 'pino';
 import { rejectRepeatedParams } from '../../domain/list-query.js';
-import type { Realm, Scope } from '../../domain/types.js';
+import type { Right } from '../../auth/principal.js';
+import { allowedOn } from '../../auth/rights.js';
+import type { Realm } from '../../domain/types.js';
 import { LocusError } from '../../errors.js';
 import type { Access } from '../../service/access.js';
 import type { AreaService } from '../../service/areas.js';
 import type { ObjectService } from '../../service/objects.js';
 import type { RealmService } from '../../service/realms.js';
+import type { TenantService } from '../../service/tenants.js';
 import { keyedById } from '../../service/views.js';
 import type { Store } from '../../store/port.js';
 import { accessLog } from './access-log.js';
@@ -19,12 +22,14 @@ import { bodyReader, bodyStep, jsonBody } from './body.js';
 import { cors } from './cors.js';
 import { wsPath } from '../ws/ws-transport.js';
 import { errorHandler, methodNotAllowed, notFoundHandler, upgradeRequired } from './errors.js';
+import { adminRoutes } from './admin-routes.js';
 import { realmRoutes } from './realm-routes.js';
 import { mountedAt, param, principalOf } from './request-context.js';
 
 export interface RestDeps {
   access: Access;
   realms: RealmService;
+  tenants: TenantService;
   objects: ObjectService;
   areas: AreaService;
   store: Store;
@@ -57,11 +62,28 @@ function query(req: Request): Record<string, unknown> {
   return params;
 }
 
-const scopeFor = (method: string): Scope => (method === 'GET' || method === 'HEAD' ? 'read' : 'write');
+/**
+ * The `per` letter a REST request needs (opaque tokens: R needs scope read, the others write):
+ * reads R, deletes D, an area create (POST, 409 on an existing id) C, every other write U
+ * (object writes are create-or-update: they need U, which C alone does not give).
+ */
+function rightFor(req: Request): Right {
+  switch (req.method) {
+    case 'GET':
+    case 'HEAD':
+      return 'R';
+    case 'DELETE':
+      return 'D';
+    case 'POST':
+      return req.path.startsWith('/area') ? 'C' : 'U';
+    default:
+      return 'U';
+  }
+}
 
 function realmGate(access: Access): RequestHandler {
   return async (req, res, next) => {
-    res.locals.realm = await access.enterRealm(principalOf(res), param(req, 'realm'), scopeFor(req.method));
+    res.locals.realm = await access.enterRealm(principalOf(res), param(req, 'realm'), rightFor(req));
     next();
   };
 }
@@ -73,9 +95,24 @@ function adminGate(access: Access): RequestHandler {
   };
 }
 
+/**
+ * The id-level check of a JWT's `per` claim (auth/rights.ts allowedOn) on routes naming one
+ * object or area: 403 unless a pattern matching the id grants the method's letter. Opaque
+ * tokens and JWTs without `per` pass (the realm gate decided).
+ */
+const idGate = (req: Request, res: Response, next: NextFunction, id: string): void => {
+  const realm = realmOf(res);
+  if (!allowedOn(principalOf(res), realm.name, rightFor(req), id)) {
+    next(new LocusError('forbidden', `the token's permissions (per) do not grant ${rightFor(req)} on ${id.slice(0, 256)}`));
+    return;
+  }
+  next();
+};
+
 function objectRoutes(deps: RestDeps, body: RequestHandler[]): Router {
   const { objects } = deps;
   const router = express.Router({ mergeParams: true });
+  router.param('id', idGate);
   router
     .route('/object')
     .get(async (req, res) => {
@@ -132,6 +169,7 @@ function objectRoutes(deps: RestDeps, body: RequestHandler[]): Router {
 function areaRoutes(deps: RestDeps, body: RequestHandler[]): Router {
   const { areas } = deps;
   const router = express.Router({ mergeParams: true });
+  router.param('id', idGate);
   router
     .route('/area')
     .get(async (req, res) => {
@@ -172,48 +210,6 @@ function instructionRoutes(): Router {
   };
   router.all('/instruction', notImplemented);
   router.all('/instruction/:id', notImplemented);
-  return router;
-}
-
-function adminRoutes(deps: RestDeps, body: RequestHandler[]): Router {
-  const { realms } = deps;
-  const router = express.Router();
-  router
-    .route('/realm')
-    .get(async (_req, res) => {
-      const list = await realms.list();
-      res.json(keyedById(list.map((r) => ({ id: r.id, settings: r.settings, created: r.created }))));
-    })
-    .all(methodNotAllowed(['GET']));
-  router
-    .route('/realm/:realm')
-    .put(...body, async (req, res) => {
-      const { realm } = await realms.put(param(req, 'realm'), req.body);
-      res.json({ id: realm.id, ...success });
-    })
-    .get(async (req, res) => {
-      res.json(await realms.get(param(req, 'realm')));
-    })
-    .delete(async (req, res) => {
-      const id = param(req, 'realm');
-      await realms.delete(id);
-      res.json({ id, ...success });
-    })
-    .all(methodNotAllowed(['GET', 'PUT', 'DELETE']));
-  router
-    .route('/realm/:realm/token')
-    .post(...body, async (req, res) => {
-      res.json(await realms.createToken(param(req, 'realm'), req.body));
-    })
-    .all(methodNotAllowed(['POST']));
-  router
-    .route('/realm/:realm/token/:tokenId')
-    .delete(async (req, res) => {
-      const id = param(req, 'tokenId');
-      await realms.revokeToken(param(req, 'realm'), id);
-      res.json({ id, ...success });
-    })
-    .all(methodNotAllowed(['DELETE']));
   return router;
 }
 

@@ -1,11 +1,14 @@
 /**
- * Hivekit's realm endpoints on REST v2 (docs/reference/hivekit-rest.md §2): a realm as an
- * entity with a label and data. Creating, changing, listing and deleting realms needs a
- * token of scope admin; reading one realm also takes a token of that realm, of any scope
- * (a client reads its realm's configuration with the token it tracks with).
- * Settings and tokens stay with the admin API (/admin/v1).
+ * Hivekit's realm endpoints on REST v2 (docs/reference/hivekit-rest.md §2, D8): a realm as an
+ * entity with a label and data, within the caller's tenant. Creating, changing and deleting
+ * realms needs realm-management rights (auth/rights.ts mayManageRealm: tenant JWTs without
+ * `per` or with `per` granting the letter on the realm, LOCUS_ADMIN_TOKEN, opaque admin
+ * tokens); listing gives the tenant's realms the caller may read; reading one realm also
+ * takes a token of that realm, of any scope (a client reads its realm's configuration with
+ * the token it tracks with). Settings and tokens stay with the admin API (/admin/v1).
  */
 import express, { type RequestHandler, type Router } from 'express';
+import { realmAllows } from '../../auth/rights.js';
 import type { Access } from '../../service/access.js';
 import type { RealmService } from '../../service/realms.js';
 import { keyedById, realmView } from '../../service/views.js';
@@ -27,37 +30,50 @@ export function realmRoutes(
 ): Router {
   const { access, realms } = deps;
   const router = express.Router();
-  const admin: RequestHandler = (_req, res, next) => {
-    access.enterAdmin(principalOf(res));
-    next();
-  };
   router
     .route('/v2/realm')
     .all(authenticate)
-    .get(admin, async (_req, res) => {
-      res.json(keyedById((await realms.list()).map(realmView)));
+    .get(async (_req, res) => {
+      const principal = principalOf(res);
+      const tenant = access.enterTenant(principal);
+      const readable = (await realms.list(tenant)).filter((realm) => realmAllows(principal, realm.name, 'R'));
+      res.json(keyedById(readable.map(realmView)));
     })
     .all(methodNotAllowed(['GET']));
   router
     .route('/v2/realm/:realm')
     .all(authenticate)
     .get(async (req, res) => {
-      const id = param(req, 'realm');
-      await access.enterRealm(principalOf(res), id, 'read');
-      res.json(await realms.read(id));
+      const name = param(req, 'realm');
+      const realm = await access.enterRealm(principalOf(res), name, 'R');
+      res.json(await realms.read(realm.tenant, name));
     })
-    .post(admin, ...body, async (req, res) => {
-      const realm = await realms.create(param(req, 'realm'), req.body);
-      res.json({ id: realm.id, ...success });
-    })
-    .patch(admin, ...body, async (req, res) => {
-      const realm = await realms.update(param(req, 'realm'), req.body);
-      res.json({ id: realm.id, ...success });
-    })
-    .delete(admin, async (req, res) => {
-      const id = param(req, 'realm');
-      await realms.delete(id);
-      res.json({ id, ...success });
+    .post(
+      (req, res, next) => {
+        res.locals.tenant = access.enterRealmManagement(principalOf(res), param(req, 'realm'), 'C');
+        next();
+      },
+      ...body,
+      async (req, res) => {
+        const realm = await realms.create(res.locals.tenant as string, param(req, 'realm'), req.body);
+        res.json({ id: realm.name, ...success });
+      },
+    )
+    .patch(
+      (req, res, next) => {
+        res.locals.tenant = access.enterRealmManagement(principalOf(res), param(req, 'realm'), 'U');
+        next();
+      },
+      ...body,
+      async (req, res) => {
+        const realm = await realms.update(res.locals.tenant as string, param(req, 'realm'), req.body);
+        res.json({ id: realm.name, ...success });
+      },
+    )
+    .delete(async (req, res) => {
+      const name = param(req, 'realm');
+      await realms.delete(access.enterRealmManagement(principalOf(res), name, 'D'), name);
+      res.json({ id: name, ...success });
     })
     .all(methodNotAllowed(['GET', 'POST', 'PATCH', 'DELETE']));
   return router;
