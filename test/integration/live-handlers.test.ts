@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Principal } from '../../internal/auth/principal.js';
-import type { Realm, Scope } from '../../internal/domain/types.js';
+import type { Principal, Right } from '../../internal/auth/principal.js';
+import type { Realm } from '../../internal/domain/types.js';
 import { unknownRealm } from '../../internal/errors.js';
 import type { Access } from '../../internal/service/access.js';
 import type { HandlerDeps } from '../../internal/transport/actions/handlers/deps.js';
@@ -16,15 +16,15 @@ import { FakeConnection, liveFixture, principal, sleep, type LiveFixture } from 
 
 describe('v1 sub handlers', () => {
   let f: LiveFixture;
-  const entered: [string | null, string, Scope][] = [];
+  const entered: [string | null, string, Right][] = [];
   let counted = 0;
   let handlers: { cre: V1Handler; upd: V1Handler; del: V1Handler };
 
   before(async () => {
     f = await liveFixture();
     const access = {
-      enterRealm: (p: Principal, realmId: string, scope: Scope): Promise<Realm> => {
-        entered.push([p.realm, realmId, scope]);
+      enterRealm: (p: Principal, realmId: string, need: Right): Promise<Realm> => {
+        entered.push([p.realm, realmId, need]);
         return realmId === f.realm.id ? Promise.resolve(f.realm) : Promise.reject(unknownRealm(realmId));
       },
       countAction: (): Promise<void> => {
@@ -54,7 +54,7 @@ describe('v1 sub handlers', () => {
     entered.length = 0;
     const answer = await handlers.cre.run(msg('cre', { id: 'object-subscription-1', rea: f.realm.id, dat: { typ: 'obj', sty: 'rea', exe: true } }), null, caller(conn));
     assert.deepEqual(answer, {});
-    assert.deepEqual(entered, [[null, f.realm.id, 'read']]);
+    assert.deepEqual(entered, [[null, f.realm.id, 'R']]);
     assert.equal(conn.frames.length, 0);
     await sleep(50);
     assert.deepEqual(conn.take(), [{ typ: 'sub', id: 'object-subscription-1', uty: 'ful', obj: { cre: {} } }]);
@@ -69,7 +69,7 @@ describe('v1 sub handlers', () => {
     const conn = new FakeConnection();
     entered.length = 0;
     await handlers.cre.run(msg('cre', { id: 's', dat: { typ: 'are' } }), null, caller(conn, principal('default', f.realm.id)));
-    assert.deepEqual(entered, [[f.realm.id, f.realm.id, 'read']]);
+    assert.deepEqual(entered, [[f.realm.id, f.realm.id, 'R']]);
     await assert.rejects(handlers.cre.run(msg('cre', { id: 's2', dat: { typ: 'are' } }), null, caller(conn)), { status: 400, message: /rea must name the realm/ });
     await handlers.del.run(msg('del', { id: 's' }), null, caller(conn));
   });

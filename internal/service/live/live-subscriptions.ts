@@ -123,11 +123,11 @@ class RealmEventsSubscription implements LiveSubscription {
     readonly id: string,
     readonly conn: ConnectionLive,
     readonly tenant: TenantLive,
-    /** A principal confined to one realm (opaque token) hears of that realm only. */
+    /** A principal confined to one realm (opaque token; its name) hears of that realm only. */
     readonly only: string | null,
   ) {}
   event(event: RealmChangedEvent): void {
-    if (this.only !== null && this.only !== event.realm) return;
+    if (this.only !== null && this.only !== event.name) return;
     // Exactly these keys (compat 3.8: deep equality in the client's tests).
     this.pending.push({ typ: 'sub', id: this.id, uty: 'ful', dat: { typ: 'rea', id: event.name, act: event.act } });
     this.conn.schedule(this);

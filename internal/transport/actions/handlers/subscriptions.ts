@@ -35,10 +35,9 @@ function connectionOf(caller: V1Caller): V1Connection {
   return caller.connection;
 }
 
-/** The name the tenant knows (Realm.name once tenants land; the storage key until then, as for the default tenant). */
-function realmRefOf(realm: Realm, tenant: string): RealmRef {
-  const named = realm as Realm & { name?: string; tenant?: string };
-  return { key: realm.id, name: named.name ?? realm.id, tenant: named.tenant ?? tenant, label: realm.label, data: realm.data };
+/** The realm as the engine keys it (storage key) and shows it (the name the tenant knows). */
+function realmRefOf(realm: Realm): RealmRef {
+  return { key: realm.id, name: realm.name, tenant: realm.tenant, label: realm.label, data: realm.data };
 }
 
 export function subscriptionsHandlers(deps: HandlerDeps): V1HandlerTable {
@@ -55,8 +54,8 @@ export function subscriptionsHandlers(deps: HandlerDeps): V1HandlerTable {
         if (typeof rea !== 'string' || rea === '') {
           throw invalid(`rea must name the realm to subscribe to (got ${describe(rea)}); realm events use "rea":"sys" with "dat":{"typ":"sys"}`);
         }
-        const entered = await deps.access.enterRealm(caller.principal, rea, 'read');
-        realm = realmRefOf(entered, caller.principal.tenant);
+        const entered = await deps.access.enterRealm(caller.principal, rea, 'R');
+        realm = realmRefOf(entered);
       } else {
         await deps.access.countAction(caller.principal);
       }
