@@ -5,6 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { realmKey } from '../../internal/domain/realm-key.js';
+import { RealmService } from '../../internal/service/realms.js';
 import { FakeConnection, liveFixture, principal, sleep, type LiveFixture } from '../support/live-fixture.js';
 
 /** Longer than the 10 ms push cycle of the fixture plus the bus's turn. */
@@ -507,6 +509,51 @@ describe('Hivekit subscriptions: areas, realm data, realm events, realm deletion
       assert.throws(() => g.live.delete(conn, 'o'), { status: 404 });
     } finally {
       await g.close();
+    }
+  });
+});
+
+describe('Hivekit subscriptions: realm changes through the real RealmService (tenant acme)', () => {
+  it('realm events show names, realm data follows updates, a realm delete ends its subscriptions silently', async () => {
+    const f = await liveFixture();
+    try {
+      await f.store.tenants.create({ id: 'acme', label: null, created: new Date().toISOString() });
+      const realms = new RealmService(f.store, () => Date.now(), f.engine, f.bus);
+      const conn = new FakeConnection(principal('acme'));
+      await f.live.create(conn, 'realm-subscription--a', null, { typ: 'sys', sty: 'rea' });
+      // The default tenant's realm events do not reach acme.
+      const other = new FakeConnection(principal('default'));
+      await f.live.create(other, 'realm-subscription--d', null, { typ: 'sys', sty: 'rea' });
+      const fleet = await realms.create('acme', 'fleet', { label: 'Fleet', data: { a: 1 } });
+      assert.equal(fleet.id, realmKey('acme', 'fleet'));
+      assert.notEqual(fleet.id, 'fleet', 'a storage key that is not the name');
+      await sleep(60);
+      assert.deepEqual(conn.take(), [{ typ: 'sub', id: 'realm-subscription--a', uty: 'ful', dat: { typ: 'rea', id: 'fleet', act: 'cre' } }]);
+      const ref = { key: fleet.id, name: fleet.name, tenant: fleet.tenant, label: fleet.label, data: fleet.data };
+      await f.live.create(conn, 'realm-data-fleet', ref, { typ: 'rea', sty: 'rea' });
+      await f.live.create(conn, 'objects', ref, { typ: 'obj', sty: 'rea' });
+      await realms.update('acme', 'fleet', { data: { a: 2, b: { nested: true } } });
+      await sleep(60);
+      const pushes = conn.take();
+      assert.deepEqual(
+        pushes.sort((a, b) => String(a.id).localeCompare(String(b.id))),
+        [
+          { typ: 'sub', id: 'realm-data-fleet', uty: 'ful', rea: { id: 'fleet', lab: 'Fleet', dat: { a: 2, b: { nested: true } } } },
+          { typ: 'sub', id: 'realm-subscription--a', uty: 'ful', dat: { typ: 'rea', id: 'fleet', act: 'upd' } },
+        ],
+      );
+      await realms.delete('acme', 'fleet');
+      await sleep(60);
+      assert.deepEqual(conn.take(), [{ typ: 'sub', id: 'realm-subscription--a', uty: 'ful', dat: { typ: 'rea', id: 'fleet', act: 'del' } }]);
+      // The realm's data and object subscriptions ended without a message; realm events go on.
+      assert.throws(() => f.live.delete(conn, 'objects'), { status: 404 });
+      assert.throws(() => f.live.delete(conn, 'realm-data-fleet'), { status: 404 });
+      assert.deepEqual(other.take(), []);
+      f.live.delete(conn, 'realm-subscription--a');
+      f.live.delete(other, 'realm-subscription--d');
+      assert.deepEqual(f.live.held(), { realms: 0, tenants: 0, connections: 2 });
+    } finally {
+      await f.close();
     }
   });
 });

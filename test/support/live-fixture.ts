@@ -58,6 +58,8 @@ function principalOf(): Principal {
 export interface LiveFixture {
   store: Store;
   bus: LocalEventBus;
+  /** The ChangeListener of the services (publishes obj/are and the evt model's events). */
+  engine: GeofenceEngine;
   objects: ObjectService;
   areas: AreaService;
   live: LiveSubscriptions;
@@ -89,6 +91,7 @@ export async function liveFixture(options: { cycleMs?: number; maxPerConnection?
   return {
     store,
     bus,
+    engine,
     objects,
     areas,
     live,
