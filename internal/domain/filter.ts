@@ -159,7 +159,7 @@ export function compareCodePoints(a: string, b: string): number {
 }
 
 /** The value a condition's field names: `id`, `label` (null when unset) or an own data property (undefined when missing). */
-function fieldValue(obj: TrackedObject, field: string, target: 'data' | undefined): DataValue | undefined {
+export function fieldValue(obj: TrackedObject, field: string, target: 'data' | undefined): DataValue | undefined {
   if (target === undefined && field === 'id') return obj.id;
   if (target === undefined && field === 'label') return obj.label;
   return Object.hasOwn(obj.data, field) ? obj.data[field] : undefined;

@@ -1,7 +1,10 @@
 /**
  * Turns change records into events: the services call it after every stored write
  * (it is their ChangeListener), it keeps one AreaIndex per realm current and publishes
- * `loc`, `exi`, `ent` and `del` on the event bus.
+ * `loc`, `exi`, `ent` and `del` on the event bus (the `evt` model), plus the Hivekit kinds:
+ * `obj` for every object write (the object as stored after it) and `are` for every area
+ * create or update (the area as stored after it), which feed Hivekit subscriptions
+ * (service/live). An object write costs one extra small event object; nothing is copied.
  *
  * Containment is computed from the change record alone: the areas holding the old
  * current location against those holding the new one. Nothing is re-read and no
@@ -144,13 +147,19 @@ export class GeofenceEngine implements ChangeListener {
       if (change.new === null) {
         index.remove(change.id);
         this.bus.publish(realm, [{ kind: 'del', realm, area: change.id }]);
-      } else if (change.old?.shape !== change.new.shape) {
-        index.put(change.new);
+        return;
       }
+      if (change.old?.shape !== change.new.shape) index.put(change.new);
+      this.bus.publish(realm, [{ kind: 'are', realm, area: change.new }]);
       return;
     }
     const events: LocusEvent[] = [];
-    for (const change of work.changes) events.push(...eventsOf(change, index, this.presence));
+    for (const change of work.changes) {
+      // `obj` first: a Hivekit subscription sees the write before the evt model's events of it.
+      if (change.new !== null) events.push({ kind: 'obj', realm, object: change.new });
+      const legacy = eventsOf(change, index, this.presence);
+      for (let i = 0; i < legacy.length; i++) events.push(legacy[i] as LocusEvent);
+    }
     if (events.length > 0) this.bus.publish(realm, events);
   }
 

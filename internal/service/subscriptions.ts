@@ -144,9 +144,12 @@ export class Subscriptions {
   }
 }
 
+/** The evt model's own kinds; the Hivekit kinds (obj, are, cst, pub) are for service/live. */
+const isLegacy = (event: LocusEvent): boolean => event.kind === 'loc' || event.kind === 'ent' || event.kind === 'exi' || event.kind === 'del';
+
 function matching(events: readonly LocusEvent[], filters: ReadonlyMap<string, SubscriptionFilter>): readonly LocusEvent[] {
   for (const filter of filters.values()) {
-    if (filter.objects === null && filter.areas === null) return events;
+    if (filter.objects === null && filter.areas === null) return events.filter(isLegacy);
   }
   return events.filter((event) => {
     for (const filter of filters.values()) if (filterPasses(filter, event)) return true;

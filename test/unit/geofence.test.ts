@@ -51,10 +51,10 @@ class CapturingBus implements EventBus {
   close(): Promise<void> {
     return Promise.resolve();
   }
-  /** Events as short strings: `loc a`, `ent a A`, `del area A`. */
+  /** The evt model's events as short strings: `loc a`, `ent a A`, `del area A` (Hivekit's `obj`/`are` left out). */
   flat(): string[] {
     return this.published.flatMap(({ events }) =>
-      events.map((e) => {
+      events.filter((e) => e.kind !== 'obj' && e.kind !== 'are').map((e) => {
         switch (e.kind) {
           case 'loc':
             return `loc ${e.object.id}`;
@@ -183,7 +183,7 @@ describe('GeofenceEngine', () => {
     engine.objectsChanged('r', [move('o', loc(-1, 1, 1), loc(1, 1, 2))]);
     engine.objectsChanged('r', [move('o', loc(1, 1, 2), loc(5, 1, 3))]);
     assert.deepEqual(bus.flat(), ['loc o', 'ent o A', 'loc o', 'exi o A']);
-    const [, enter] = bus.published[0]?.events ?? [];
+    const enter = bus.published[0]?.events.find((e) => e.kind === 'ent');
     assert.deepEqual(enter, { kind: 'ent', realm: 'r', object: 'o', area: 'A', time: T(2) });
   });
 
@@ -249,6 +249,31 @@ describe('GeofenceEngine', () => {
     engine.objectsChanged('r', [move('o', loc(1, 1, 1), loc(5, 5, 2))]);
     engine.objectsChanged('r', [move('o', loc(5, 5, 2), loc(1, 1, 3))]);
     assert.deepEqual(bus.flat(), ['del area A', 'loc o', 'loc o']);
+  });
+
+  it('every object write raises obj (the object as stored, first), every area create or update raises are', async () => {
+    const { engine, bus } = await engineWith([A]);
+    const moved = move('o', loc(5, 5, 1), loc(1, 1, 2));
+    const labelled = { ...move('q', undefined, null), new: { ...obj('q', null), label: 'Q' } };
+    engine.objectsChanged('r', [moved, labelled]);
+    const kinds = bus.published[0]?.events.map((e) => e.kind);
+    assert.deepEqual(kinds, ['obj', 'loc', 'ent', 'obj']);
+    const [first] = bus.published[0]?.events ?? [];
+    // The very record the store returned: no copy.
+    assert.ok(first?.kind === 'obj' && first.object === moved.new);
+    bus.published.length = 0;
+    const reshaped = area('A', rect(10, 10, 12, 12));
+    engine.areaChanged('r', { realm: 'r', id: 'A', old: A, new: reshaped });
+    engine.areaChanged('r', { realm: 'r', id: 'B', old: null, new: B });
+    engine.areaChanged('r', { realm: 'r', id: 'B', old: B, new: null });
+    assert.deepEqual(
+      bus.published.map(({ events }) => events.map((e) => (e.kind === 'are' ? `are ${e.area.id}` : e.kind))),
+      [['are A'], ['are B'], ['del']],
+    );
+    // An object deletion raises no obj.
+    bus.published.length = 0;
+    engine.objectsChanged('r', [move('o', loc(1, 1, 1), undefined)]);
+    assert.deepEqual(bus.published[0]?.events.map((e) => e.kind), ['del']);
   });
 
   it('an object deleted raises del only', async () => {

@@ -9,6 +9,7 @@ import type { ObjectService } from '../../../service/objects.js';
 import type { PubSub } from '../../../service/pubsub.js';
 import type { RealmService } from '../../../service/realms.js';
 import type { Subscriptions } from '../../../service/subscriptions.js';
+import type { LiveSubscriptions } from '../../../service/live/live-subscriptions.js';
 import type { BuildInfo } from '../../../build-info.js';
 
 export interface HandlerDeps {
@@ -20,6 +21,8 @@ export interface HandlerDeps {
   subscriptions: Subscriptions;
   /** Realm pub/sub (`rea` `sub`/`uns`/`pub`). */
   pubsub: PubSub;
+  /** Hivekit subscriptions (`sub` `cre`/`upd`/`del`, compat section 5). */
+  live: LiveSubscriptions;
   clock: Clock;
   build: BuildInfo;
 }

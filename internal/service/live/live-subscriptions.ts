@@ -1,0 +1,476 @@
+/**
+ * Hivekit subscriptions (hivekit-compat.md section 5): `sub` `cre`/`upd`/`del` with
+ * client-chosen ids, scoped to their connection (the same id on another connection is
+ * another subscription), and their pushes.
+ *
+ * Kinds (`dat.typ`): objects (`obj`, realm-objects.ts), areas (`are`: always `uty:"ful"` with
+ * the realm's complete area set), realm data (`rea`: `{"rea":{"id","lab","dat"}}` after each
+ * update of that realm) and realm events (`sys`: `{"dat":{"typ":"rea","id","act"}}` for each
+ * realm create, update and delete of the tenant). Everything arrives through the event bus:
+ * a realm's `obj`, `del`, `cst`, `are` events and its deletion, and the tenant channel's
+ * realm changes. Each realm or tenant with subscriptions here holds one bus subscription.
+ *
+ * Pushes are batched per connection (connection-live.ts, every `cycleMs`). `exe:true` and
+ * every `upd` push the whole set on the next cycle after the reply; after `del` nothing more
+ * is pushed; a closed connection drops everything; a deleted realm drops its subscriptions
+ * silently (compat 11 #31).
+ */
+import { tooLarge, notFound, LocusError } from '../../errors.js';
+import type { Area, RealmData } from '../../domain/types.js';
+import {
+  parseSubscriptionOptions,
+  updateSubscriptionOptions,
+  wantsInitialPush,
+  type OptionLimits,
+  type SubscriptionOptions,
+} from '../../domain/subscription-options.js';
+import type { BusSubscription, EventBus, RealmChangedEvent, RealmMessage } from '../../events/port.js';
+import type { AreaStore, ObjectStore } from '../../store/port.js';
+import type { V1Connection } from '../../transport/actions/v1-handler.js';
+import { noPresence, type PresenceLookup } from '../presence-port.js';
+import { ConnectionLive, type LiveSubscription } from './connection-live.js';
+import { ObjectSubscription, RealmObjects } from './realm-objects.js';
+import { realmRecord, v1Records, type RecordFormat } from './records.js';
+
+/** `unknown subscription <id>`, 404 (the brief's fixed text). */
+export const unknownSubscription = (id: string): LocusError => notFound(`unknown subscription ${id.slice(0, 256)}`);
+
+/** Most subscriptions one connection may hold (Hivekit clients keep one per distinct option set). */
+export const maxSubscriptionsPerConnection = 1000;
+
+/** The push cycle in ms (compat 5.8 recommends 10–50). */
+export const defaultCycleMs = 20;
+
+/** The realm a subscription watches: the storage key, the name the tenant knows, the tenant. */
+export interface RealmRef {
+  key: string;
+  name: string;
+  tenant: string;
+  label: string | null;
+  data: RealmData;
+}
+
+export interface LiveOptions extends OptionLimits {
+  maxPerConnection?: number;
+  cycleMs?: number;
+}
+
+export interface LiveDeps {
+  bus: EventBus;
+  objects: Pick<ObjectStore, 'list' | 'get'>;
+  areas: Pick<AreaStore, 'list'>;
+  presence?: PresenceLookup;
+  records?: RecordFormat;
+  onError?: (err: unknown) => void;
+}
+
+class AreaSubscription implements LiveSubscription {
+  private full = false;
+  constructor(
+    readonly id: string,
+    readonly conn: ConnectionLive,
+    readonly realm: RealmLive,
+  ) {}
+  pushFull(): void {
+    this.full = true;
+    this.conn.schedule(this);
+  }
+  drain(out: object[]): void {
+    if (!this.full) return;
+    this.full = false;
+    const are: Record<string, object> = {};
+    for (const [id, area] of this.realm.areaMap ?? []) are[id] = this.realm.records.area(area);
+    out.push({ typ: 'sub', id: this.id, uty: 'ful', are });
+  }
+  detach(): void {
+    this.conn.unschedule(this);
+    this.realm.areaSubs.delete(this);
+    this.realm.release();
+  }
+}
+
+class RealmDataSubscription implements LiveSubscription {
+  private pending: object[] = [];
+  constructor(
+    readonly id: string,
+    readonly conn: ConnectionLive,
+    readonly tenant: TenantLive,
+    public realm: RealmRef,
+  ) {}
+  /** One push per realm update (compat 8.1), the record as of that update. */
+  changed(label: string | null, data: RealmData): void {
+    this.realm = { ...this.realm, label, data };
+    this.pushCurrent();
+  }
+  pushCurrent(): void {
+    this.pending.push({ typ: 'sub', id: this.id, uty: 'ful', rea: realmRecord(this.realm.name, this.realm.label, this.realm.data) });
+    this.conn.schedule(this);
+  }
+  drain(out: object[]): void {
+    for (const message of this.pending) out.push(message);
+    this.pending = [];
+  }
+  detach(): void {
+    this.pending = [];
+    this.conn.unschedule(this);
+    this.tenant.removeData(this);
+  }
+}
+
+class RealmEventsSubscription implements LiveSubscription {
+  private pending: object[] = [];
+  constructor(
+    readonly id: string,
+    readonly conn: ConnectionLive,
+    readonly tenant: TenantLive,
+    /** A principal confined to one realm (opaque token; its name) hears of that realm only. */
+    readonly only: string | null,
+  ) {}
+  event(event: RealmChangedEvent): void {
+    if (this.only !== null && this.only !== event.name) return;
+    // Exactly these keys (compat 3.8: deep equality in the client's tests).
+    this.pending.push({ typ: 'sub', id: this.id, uty: 'ful', dat: { typ: 'rea', id: event.name, act: event.act } });
+    this.conn.schedule(this);
+  }
+  drain(out: object[]): void {
+    for (const message of this.pending) out.push(message);
+    this.pending = [];
+  }
+  detach(): void {
+    this.pending = [];
+    this.conn.unschedule(this);
+    this.tenant.events.delete(this);
+    this.tenant.release();
+  }
+}
+
+/** One realm with object or area subscriptions here: its bus subscription and indexes. */
+class RealmLive {
+  readonly objects: RealmObjects;
+  readonly areaSubs = new Set<AreaSubscription>();
+  /** The realm's areas while it has area subscriptions (null: not loaded). */
+  areaMap: Map<string, Area> | null = null;
+  private areaLoad: Promise<void> | null = null;
+  private areaQueue: ({ kind: 'are'; area: Area } | { kind: 'del'; id: string })[] | null = null;
+  readonly bus: BusSubscription;
+
+  constructor(
+    readonly key: string,
+    readonly owner: LiveSubscriptions,
+    readonly records: RecordFormat,
+    presence: PresenceLookup,
+    objects: Pick<ObjectStore, 'list' | 'get'>,
+    private readonly areas: Pick<AreaStore, 'list'>,
+    onError: (err: unknown) => void,
+  ) {
+    this.objects = new RealmObjects({ realm: key, records, presence }, objects, onError);
+    this.bus = owner.bus.subscribe(key, (message) => this.receive(message));
+  }
+
+  get empty(): boolean {
+    return this.objects.size === 0 && this.areaSubs.size === 0;
+  }
+
+  /** Loads the realm's areas once (events meanwhile queue and are replayed). */
+  areasReady(): Promise<void> {
+    if (this.areaMap !== null) return Promise.resolve();
+    this.areaLoad ??= this.loadAreas();
+    return this.areaLoad;
+  }
+
+  private async loadAreas(): Promise<void> {
+    this.areaQueue = [];
+    const map = new Map<string, Area>();
+    try {
+      let cursor: string | undefined;
+      do {
+        const page = await this.areas.list(this.key, cursor === undefined ? { limit: 1000 } : { limit: 1000, cursor });
+        for (const area of page.items) map.set(area.id, area);
+        cursor = page.next ?? undefined;
+      } while (cursor !== undefined);
+    } catch (err) {
+      this.areaQueue = null;
+      this.areaLoad = null;
+      throw err;
+    }
+    for (const change of this.areaQueue) {
+      if (change.kind === 'are') map.set(change.area.id, change.area);
+      else map.delete(change.id);
+    }
+    this.areaQueue = null;
+    this.areaLoad = null;
+    this.areaMap = map;
+  }
+
+  private areaChanged(change: { kind: 'are'; area: Area } | { kind: 'del'; id: string }): void {
+    if (this.areaQueue !== null) {
+      this.areaQueue.push(change);
+      return;
+    }
+    if (this.areaMap === null) return;
+    if (change.kind === 'are') this.areaMap.set(change.area.id, change.area);
+    else if (!this.areaMap.delete(change.id)) return;
+    for (const sub of this.areaSubs) sub.pushFull();
+  }
+
+  private receive(message: RealmMessage): void {
+    if (message.kind === 'realm_deleted') {
+      this.owner.dropRealm(this);
+      return;
+    }
+    for (const event of message.events) {
+      switch (event.kind) {
+        case 'obj':
+          this.objects.written(event.object);
+          break;
+        case 'del':
+          if ('object' in event) this.objects.deleted(event.object);
+          else this.areaChanged({ kind: 'del', id: event.area });
+          break;
+        case 'cst':
+          this.objects.statusChanged(event.object);
+          break;
+        case 'are':
+          this.areaChanged({ kind: 'are', area: event.area });
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
+  /** Drops the realm when its last subscription went. */
+  release(): void {
+    if (this.areaSubs.size === 0) this.areaMap = null;
+    if (this.empty) this.owner.releaseRealm(this);
+  }
+}
+
+/** One tenant with realm-data or realm-event subscriptions here. */
+class TenantLive {
+  readonly events = new Set<RealmEventsSubscription>();
+  readonly data = new Map<string, Set<RealmDataSubscription>>();
+  readonly bus: BusSubscription;
+
+  constructor(
+    readonly tenant: string,
+    readonly owner: LiveSubscriptions,
+  ) {
+    this.bus = owner.bus.subscribeTenant(tenant, (event) => this.receive(event));
+  }
+
+  addData(sub: RealmDataSubscription): void {
+    let set = this.data.get(sub.realm.key);
+    if (set === undefined) {
+      set = new Set();
+      this.data.set(sub.realm.key, set);
+    }
+    set.add(sub);
+  }
+
+  removeData(sub: RealmDataSubscription): void {
+    const set = this.data.get(sub.realm.key);
+    set?.delete(sub);
+    if (set?.size === 0) this.data.delete(sub.realm.key);
+    this.release();
+  }
+
+  private receive(event: RealmChangedEvent): void {
+    for (const sub of this.events) sub.event(event);
+    const set = this.data.get(event.realm);
+    if (set === undefined) return;
+    if (event.act === 'del') {
+      for (const sub of [...set]) this.owner.dropSubscription(sub.conn, sub);
+    } else if (event.act === 'upd' && event.record !== null) {
+      for (const sub of set) sub.changed(event.record.label, event.record.data);
+    }
+  }
+
+  release(): void {
+    if (this.events.size === 0 && this.data.size === 0) this.owner.releaseTenant(this);
+  }
+}
+
+type AnySubscription = ObjectSubscription | AreaSubscription | RealmDataSubscription | RealmEventsSubscription;
+
+export class LiveSubscriptions {
+  readonly bus: EventBus;
+  private readonly connections = new Map<V1Connection, ConnectionLive>();
+  private readonly realms = new Map<string, RealmLive>();
+  private readonly tenants = new Map<string, TenantLive>();
+  private readonly options = new WeakMap<LiveSubscription, SubscriptionOptions>();
+  private readonly presence: PresenceLookup;
+  private readonly records: RecordFormat;
+  private readonly onError: (err: unknown) => void;
+  private readonly maxPerConnection: number;
+  private readonly cycleMs: number;
+
+  constructor(
+    private readonly deps: LiveDeps,
+    private readonly limits: LiveOptions,
+  ) {
+    this.bus = deps.bus;
+    this.presence = deps.presence ?? noPresence;
+    this.records = deps.records ?? v1Records;
+    this.onError = deps.onError ?? (() => undefined);
+    this.maxPerConnection = limits.maxPerConnection ?? maxSubscriptionsPerConnection;
+    this.cycleMs = limits.cycleMs ?? defaultCycleMs;
+  }
+
+  /**
+   * `sub` `cre`: validates `dat` (nothing is created when it is bad), replaces a subscription
+   * of the same id on this connection, loads the current set and resolves once the
+   * subscription is live; with `exe:true` the set is pushed on the next cycle. `realm` is
+   * null only for realm events (`dat.typ:"sys"`), which watch the connection's tenant.
+   */
+  async create(connection: V1Connection, id: string, realm: RealmRef | null, dat: unknown): Promise<void> {
+    const options = parseSubscriptionOptions(dat, this.limits);
+    const exe = wantsInitialPush(dat);
+    const conn = this.connectionOf(connection);
+    const old = conn.subscriptions.get(id);
+    if (old !== undefined) this.dropSubscription(conn, old);
+    if (conn.subscriptions.size >= this.maxPerConnection) {
+      throw tooLarge(`a connection may hold at most ${this.maxPerConnection} subscriptions; delete some first`);
+    }
+    let sub: AnySubscription;
+    if (options.kind === 'sys') {
+      const tenant = this.tenantOf(connection.principal.tenant);
+      sub = new RealmEventsSubscription(id, conn, tenant, connection.principal.realm);
+      tenant.events.add(sub);
+    } else {
+      if (realm === null) throw new LocusError('invalid_request', 'this subscription needs a realm in rea');
+      if (options.kind === 'rea') {
+        const tenant = this.tenantOf(realm.tenant);
+        const data = new RealmDataSubscription(id, conn, tenant, realm);
+        tenant.addData(data);
+        sub = data;
+        if (exe) data.pushCurrent();
+      } else {
+        const live = this.realmOf(realm.key);
+        if (options.kind === 'obj') {
+          sub = new ObjectSubscription(id, conn, live.objects, options);
+        } else {
+          const area = new AreaSubscription(id, conn, live);
+          live.areaSubs.add(area);
+          sub = area;
+        }
+      }
+    }
+    conn.subscriptions.set(id, sub);
+    this.options.set(sub, options);
+    try {
+      if (sub instanceof ObjectSubscription) await sub.realm.add(sub, exe);
+      else if (sub instanceof AreaSubscription) {
+        await sub.realm.areasReady();
+        if (exe) sub.pushFull();
+      }
+    } catch (err) {
+      if (conn.subscriptions.get(id) === sub) this.dropSubscription(conn, sub);
+      throw err;
+    }
+  }
+
+  /**
+   * `sub` `upd` (compat 5.6): the partial rule of domain/subscription-options.ts, then one
+   * `ful` push of the whole new set on the next cycle (even when empty, even without `exe`).
+   */
+  async update(connection: V1Connection, id: string, dat: unknown): Promise<void> {
+    const conn = this.connections.get(connection);
+    const sub = conn?.subscriptions.get(id);
+    if (conn === undefined || sub === undefined) throw unknownSubscription(id);
+    const current = this.options.get(sub);
+    if (current === undefined) throw unknownSubscription(id);
+    const next = updateSubscriptionOptions(current, dat, this.limits);
+    this.options.set(sub, next);
+    if (sub instanceof ObjectSubscription && next.kind === 'obj') {
+      await sub.realm.reconfigure(sub, next);
+    } else if (sub instanceof AreaSubscription) {
+      await sub.realm.areasReady();
+      sub.pushFull();
+    } else if (sub instanceof RealmDataSubscription) {
+      sub.pushCurrent();
+    }
+  }
+
+  /** `sub` `del`: ends the subscription; nothing it had queued is pushed. */
+  delete(connection: V1Connection, id: string): void {
+    const conn = this.connections.get(connection);
+    const sub = conn?.subscriptions.get(id);
+    if (conn === undefined || sub === undefined) throw unknownSubscription(id);
+    this.dropSubscription(conn, sub);
+  }
+
+  /** Subscriptions held (for tests and diagnostics). */
+  count(): number {
+    let n = 0;
+    for (const conn of this.connections.values()) n += conn.subscriptions.size;
+    return n;
+  }
+
+  /** Realms and tenants with a bus subscription here (for tests: they are released). */
+  held(): { realms: number; tenants: number; connections: number } {
+    return { realms: this.realms.size, tenants: this.tenants.size, connections: this.connections.size };
+  }
+
+  // --- internals (used by the per-realm and per-tenant holders) ------------------------
+
+  dropSubscription(conn: ConnectionLive, sub: LiveSubscription): void {
+    if (conn.subscriptions.get(sub.id) === sub) conn.subscriptions.delete(sub.id);
+    sub.detach();
+    if (sub instanceof ObjectSubscription) {
+      const live = this.realms.get(sub.realm.render.realm);
+      live?.release();
+    }
+  }
+
+  dropRealm(live: RealmLive): void {
+    for (const sub of live.objects.subscriptions()) this.dropSubscription(sub.conn, sub);
+    for (const sub of [...live.areaSubs]) this.dropSubscription(sub.conn, sub);
+    this.releaseRealm(live);
+  }
+
+  releaseRealm(live: RealmLive): void {
+    if (this.realms.get(live.key) !== live) return;
+    this.realms.delete(live.key);
+    live.bus.unsubscribe();
+  }
+
+  releaseTenant(tenant: TenantLive): void {
+    if (this.tenants.get(tenant.tenant) !== tenant) return;
+    this.tenants.delete(tenant.tenant);
+    tenant.bus.unsubscribe();
+  }
+
+  private connectionOf(connection: V1Connection): ConnectionLive {
+    let conn = this.connections.get(connection);
+    if (conn === undefined) {
+      const created = new ConnectionLive(connection, this.cycleMs);
+      this.connections.set(connection, created);
+      connection.onClose(() => {
+        this.connections.delete(connection);
+        created.close();
+        for (const sub of [...created.subscriptions.values()]) this.dropSubscription(created, sub);
+      });
+      conn = created;
+    }
+    return conn;
+  }
+
+  private realmOf(key: string): RealmLive {
+    let live = this.realms.get(key);
+    if (live === undefined) {
+      live = new RealmLive(key, this, this.records, this.presence, this.deps.objects, this.deps.areas, this.onError);
+      this.realms.set(key, live);
+    }
+    return live;
+  }
+
+  private tenantOf(tenant: string): TenantLive {
+    let live = this.tenants.get(tenant);
+    if (live === undefined) {
+      live = new TenantLive(tenant, this);
+      this.tenants.set(tenant, live);
+    }
+    return live;
+  }
+}
