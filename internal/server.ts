@@ -19,12 +19,14 @@ import { AreaService } from './service/areas.js';
 import { systemClock, type Clock } from './service/clock.js';
 import { HistoryRetention } from './service/history-retention.js';
 import { ObjectService } from './service/objects.js';
+import { noPresence } from './service/presence-port.js';
 import { RealmService, type IssuedToken } from './service/realms.js';
 import { Subscriptions } from './service/subscriptions.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/port.js';
 import { Dispatcher } from './transport/actions/dispatcher.js';
 import { ActionGateway, type GatewayStats } from './transport/actions/gateway.js';
+import { v1Handlers } from './transport/actions/handlers/index.js';
 import { answerRefused, capConnections } from './transport/http/connection-cap.js';
 import { v1HttpRouter } from './transport/http/v1-http.js';
 import { createRestApp } from './transport/rest/app.js';
@@ -109,10 +111,17 @@ export async function start(config: Config, options: StartOptions = {}): Promise
   const subscriptions = new Subscriptions(bus);
   const dispatcher = new Dispatcher({
     access,
-    objects,
-    areas,
-    subscriptions,
-    clock,
+    handlers: v1Handlers({
+      access,
+      objects,
+      areas,
+      realms,
+      subscriptions,
+      presence: noPresence,
+      limits: { maxPage: config.maxPage, maxFilterConditions: config.maxFilterConditions, maxVertices: config.maxVertices },
+      clock,
+      build,
+    }),
     onInternalError: (err) => logger.error({ err }, 'v1 action failed'),
   });
   const gateway = new ActionGateway(

@@ -42,6 +42,11 @@ export interface ObjectPatch {
   /** A fix, already stamped with a time. */
   location?: Location;
   data?: DataPatch;
+  /**
+   * Update only (v1 `obj upd`): the store fails the write with 404 `unknown object <id>` when
+   * the object does not exist, checked inside the write (no read before it).
+   */
+  mustExist?: true;
 }
 
 /**
@@ -55,6 +60,8 @@ export interface FoldedPatch {
   data?: DataPatch;
   fixes: Location[];
   latest: Location | null;
+  /** Some patch of the id had mustExist. */
+  mustExist?: true;
 }
 
 /** What one write did to one object: feeds geofences, events and metrics. */

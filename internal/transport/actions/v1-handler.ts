@@ -10,6 +10,7 @@
  */
 import type { Principal, Right } from '../../auth/principal.js';
 import type { Realm } from '../../domain/types.js';
+import type { EventSink } from '../../service/subscriptions.js';
 
 /** One message as received. */
 export interface V1Message {
@@ -51,6 +52,11 @@ export interface V1Caller {
   principal: Principal;
   /** The connection; null over HTTP (`/v1/http`, `/api/v1`), which has no push channel. */
   connection: V1Connection | null;
+  /**
+   * Where the locus extension's `evt` events go (`sub sub`, handlers/legacy-events.ts): the
+   * connection's session; null or absent over HTTP.
+   */
+  sink?: EventSink | null;
 }
 
 /**
