@@ -5,7 +5,7 @@
  * stdout; progress goes to stderr.
  *
  * 1. Sustained location updates per second over one TCP and one WebSocket connection,
- *    `obj`/`blk` batches of 1,000, a window of 4 batches in flight, into a realm with
+ *    frames of 1,000 `obj upd` messages (Hivekit's envelope, each with its `cid` and reply), a window of 4 frames in flight, into a realm with
  *    100 areas (so every update also runs the geofence test). Target ≥ 100,000/s. Three
  *    runs of 4 s per transport, the two in turn; the median run is reported (a stall of
  *    the shared host then moves the figure less), every run alongside it. Each batch moves
@@ -112,10 +112,10 @@ function areas(): { id: string; shape: unknown }[] {
 }
 
 /**
- * Pre-encoded blk messages: each moves a different slice of the objects (consecutive ids,
- * so rows that share pages) somewhere else; `scattered`: objects picked at random instead,
- * as a gateway relaying fixes as they come would send them (each update then dirties a
- * page of its own more often).
+ * Pre-encoded blk messages (the locus extension, `dat.objects` in the REST entry form): each
+ * moves a different slice of the objects (consecutive ids, so rows that share pages)
+ * somewhere else; `scattered`: objects picked at random instead, as a gateway relaying fixes
+ * as they come would send them (each update then dirties a page of its own more often).
  */
 function batches(count: number, size: number, seed: number, scattered = false): string[] {
   const rnd = random(seed);
@@ -124,8 +124,28 @@ function batches(count: number, size: number, seed: number, scattered = false): 
       id: `obj-${scattered ? Math.floor(rnd() * objectCount) : (b * size + i) % objectCount}`,
       location: { longitude: 5 + rnd() * 10, latitude: 45 + rnd() * 10 },
     }));
-    return JSON.stringify([{ typ: 'obj', act: 'blk', dat: { objects } }]);
+    return JSON.stringify([{ typ: 'obj', act: 'blk', rea: realm, cid: `blk-${b}`, dat: { objects } }]);
   });
+}
+
+/**
+ * The same updates as Hivekit clients send them: frames of `size` `obj upd` messages
+ * (`id`, `rea`, `loc` with `lon`/`lat`), each with its `cid`, so each gets its reply.
+ */
+function updFrames(count: number, size: number, seed: number, scattered = false): string[] {
+  const rnd = random(seed);
+  return Array.from({ length: count }, (_, b) =>
+    JSON.stringify(
+      Array.from({ length: size }, (_v, i) => ({
+        typ: 'obj',
+        act: 'upd',
+        cid: `${b}-${i}`,
+        id: `obj-${scattered ? Math.floor(rnd() * objectCount) : (b * size + i) % objectCount}`,
+        rea: realm,
+        loc: { lon: 5 + rnd() * 10, lat: 45 + rnd() * 10 },
+      })),
+    ),
+  );
 }
 
 /**
@@ -154,7 +174,7 @@ interface Throughput {
   bytes: number;
 }
 
-/** Sends blk messages with `window` in flight for `ms`; returns acknowledged updates per second. */
+/** Sends frames of `obj upd` with `window` in flight for `ms`; returns acknowledged updates per second. */
 async function throughput(server: Server, client: V1Client, messages: string[]): Promise<Throughput> {
   let use = null as ReturnType<typeof serverUse>;
   let sent = 0;
@@ -173,8 +193,8 @@ async function throughput(server: Server, client: V1Client, messages: string[]):
     const loop = async (): Promise<void> => {
       pump();
       while (acked < sent) {
-        const reply = await client.next(30_000);
-        if (reply[0]?.res !== 'suc') throw new Error(`blk failed: ${JSON.stringify(reply)}`);
+        const reply = (await client.next(30_000)) as { res?: string }[];
+        if (!reply.every((r) => r.res === 'suc')) throw new Error(`upd failed: ${JSON.stringify(reply).slice(0, 500)}`);
         acked++;
         const t = now();
         if (t >= started + warmupMs) {
@@ -209,8 +229,8 @@ async function fleet(server: Server, token: string): Promise<Throughput> {
   let counted = 0;
   const run = async (client: V1Client): Promise<void> => {
     while (!stopped) {
-      const dat = { id: `obj-${Math.floor(rnd() * objectCount)}`, location: { longitude: 5 + rnd() * 10, latitude: 45 + rnd() * 10 } };
-      const [reply] = await client.request([{ typ: 'obj', act: 'upd', dat }], 30_000);
+      const loc = { lon: 5 + rnd() * 10, lat: 45 + rnd() * 10 };
+      const [reply] = await client.request([{ typ: 'obj', act: 'cre', cid: 'f', id: `obj-${Math.floor(rnd() * objectCount)}`, rea: realm, loc }], 30_000);
       if (reply?.res !== 'suc') throw new Error(`upd failed: ${JSON.stringify(reply)}`);
       if (counting) counted++;
     }
@@ -277,7 +297,7 @@ async function latency(server: Server, token: string, rate: number): Promise<Lat
   let measuredFrom = Number.POSITIVE_INFINITY;
   for (const name of ['ws', 'tcp'] as const) {
     const client = subscribers[name];
-    const [reply] = await client.request([{ typ: 'sub', act: 'sub' }]);
+    const [reply] = await client.request([{ typ: 'sub', act: 'sub', rea: realm, cid: 'evt' }]);
     if (reply.res !== 'suc') throw new Error(`sub failed: ${JSON.stringify(reply)}`);
     // Each loc event is timed on arrival and dropped: the bench keeps numbers only, so
     // that its own garbage collection does not show up as server latency.
@@ -304,7 +324,7 @@ async function latency(server: Server, token: string, rate: number): Promise<Lat
       id: `obj-${(k * latencyBatch + i) % objectCount}`,
       location: { longitude: 5 + rnd() * 10, latitude: 45 + rnd() * 10, altitude: sentAt },
     }));
-    writer.sendText(JSON.stringify([{ typ: 'obj', act: 'blk', dat: { objects } }]));
+    writer.sendText(JSON.stringify([{ typ: 'obj', act: 'blk', rea: realm, dat: { objects } }]));
     if (sentAt >= measuredFrom) sent += latencyBatch;
   }
   // Every update moves its object, so each subscriber gets one loc event per update.
@@ -358,10 +378,16 @@ async function main(): Promise<void> {
     const wsRuns: Throughput[] = [];
     const scatteredRuns: Throughput[] = [];
     if (parts.has('throughput')) {
-      const messages = batches(40, batchSize, 1);
-      const scattered = batches(40, batchSize, 2, true);
+      const framing = process.env.LOCUS_BENCH_FRAMES ?? 'upd';
+      const messages = framing === 'blk' ? batches(40, batchSize, 1) : updFrames(40, batchSize, 1);
+      const scattered = framing === 'blk' ? batches(40, batchSize, 2, true) : updFrames(40, batchSize, 2, true);
       const tcpClient = await connectTcp(server.tcpPort, token);
       const wsClient = await connectWs(server.httpUrl, token);
+      // `upd` updates objects that exist: create them all first.
+      for (const seed of batches(objectCount / batchSize, batchSize, 3)) {
+        const [created] = (await tcpClient.request([JSON.parse(seed)[0]], 30_000)) as { res?: string }[];
+        if (created?.res !== 'suc') throw new Error(`blk failed: ${JSON.stringify(created)}`);
+      }
       for (let run = 1; run <= throughputRuns; run++) {
         log(`throughput over TCP, run ${run}`);
         tcpRuns.push(await throughput(server, tcpClient, messages));

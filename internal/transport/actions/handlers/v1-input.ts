@@ -39,11 +39,16 @@ const SHORT_NAMES: Readonly<Record<string, string>> = Object.fromEntries(Object.
  */
 function locationBody(loc: unknown): unknown {
   if (!isJsonObject(loc)) return loc;
+  // Key by key, not a loop over entries: this runs for every location update.
   const out: Record<string, unknown> = {};
-  for (const [short, long] of Object.entries(LOCATION_KEYS)) {
-    const value = loc[short];
-    if (value !== undefined) out[long] = value;
-  }
+  const { lon, lat, alt, spe, hea, acc, alc } = loc;
+  if (lon !== undefined) out.longitude = lon;
+  if (lat !== undefined) out.latitude = lat;
+  if (alt !== undefined) out.altitude = alt;
+  if (spe !== undefined) out.speed = spe;
+  if (hea !== undefined) out.heading = hea;
+  if (acc !== undefined) out.accuracy = acc;
+  if (alc !== undefined) out.altitudeAccuracy = alc;
   const time = loc.tim ?? loc.time;
   if (time !== undefined && time !== null) out.time = time;
   return out;
