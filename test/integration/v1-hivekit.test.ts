@@ -133,7 +133,7 @@ describe('v1 in Hivekit envelope', () => {
       { typ: 'obj', act: 'lis', rea: 'no-such', cid: '1' },
       { typ: 'obj', act: 'lis', cid: '2' },
       { typ: 'sys', act: 'pin', cid: '3' },
-    ])) as Json[];
+    ]));
     assert.deepEqual(nowhere, { typ: 'obj', act: 'lis', cid: '1', res: 'err', err: 'unknown realm no-such', erc: 404 });
     assert.equal(missing.erc, 400);
     assert.equal(pin.res, 'suc');
@@ -179,7 +179,7 @@ describe('v1 in Hivekit envelope', () => {
       { typ: 'are', act: 'cre', cid: '3', id: 'berlin', rea: 'hk', lab: 'Again', sty: 'cir', sha: { cx: 52.52, cy: 13.4, r: 500 } },
       { typ: 'are', act: 'rea', cid: '4', id: 'berlin', rea: 'hk' },
       { typ: 'are', act: 'rea', cid: '5', id: 'poly', rea: 'hk' },
-    ])) as Json[];
+    ]));
     assert.equal(replies[0].res, 'suc');
     assert.equal(replies[1].res, 'suc');
     assert.deepEqual(replies[2], { typ: 'are', act: 'cre', cid: '3', res: 'err', err: 'area with id berlin already exists', erc: 409 });

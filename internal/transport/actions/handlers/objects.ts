@@ -35,7 +35,7 @@ export function objectsHandlers(deps: HandlerDeps): V1HandlerTable {
     try {
       written = objects.upsert(realm as Realm, idOf(message), objectWriteBody(message), mustExist ? { mustExist } : undefined);
     } catch (err) {
-      return Promise.reject(v1Wording(err) as Error);
+      return Promise.reject(v1Wording(err));
     }
     return written.then(
       () => undefined,
