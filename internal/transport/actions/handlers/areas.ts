@@ -16,7 +16,7 @@ import { idOf, optionsOf, v1Wording } from './v1-input.js';
 const done = {};
 
 /** The services' "area <id> not found" in Hivekit's words. */
-function missingArea(err: unknown, id: string): unknown {
+function missingArea(err: unknown, id: string): Error {
   if (err instanceof LocusError && err.code === 'not_found' && err.message === `area ${id} not found`) return unknownArea(id);
   return v1Wording(err);
 }

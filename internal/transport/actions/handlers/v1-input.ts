@@ -4,7 +4,7 @@
  * validates (domain/object-input.ts), so that v1 and REST share every value rule.
  */
 import { describe, isJsonObject, parseIdAt } from '../../../domain/ids.js';
-import { invalid, LocusError } from '../../../errors.js';
+import { invalid, LocusError, toLocusError } from '../../../errors.js';
 import type { V1Message } from '../v1-handler.js';
 
 /** The message's `id`, validated (`what` names it in messages: "id"). */
@@ -69,8 +69,8 @@ export function objectWriteBody(message: V1Message): Record<string, unknown> {
 }
 
 /** A domain message about a write body, with the v1 key names (`loc.lon`, `lab`, `dat`). */
-export function v1Wording(err: unknown): unknown {
-  if (!(err instanceof LocusError)) return err;
+export function v1Wording(err: unknown): Error {
+  if (!(err instanceof LocusError)) return err instanceof Error ? err : toLocusError(err);
   const text = err.message
     .replace(/\blocation\.(longitude|latitude|altitude|speed|heading|accuracy|altitudeAccuracy|time)\b/g, (_all, key: string) => `loc.${key === 'time' ? 'tim' : (SHORT_NAMES[key] ?? key)}`)
     .replace(/(^|[\s(])location\b/g, '$1loc')
