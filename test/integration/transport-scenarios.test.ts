@@ -311,7 +311,7 @@ const LOCATION_KEYS: Record<string, string> = {
 /** A REST shape in v1's `sty`/`sha` (compat 4.3). */
 function v1Shape(shape: Json): Record<string, unknown> {
   if (typeof shape !== 'object' || shape === null) return { sty: 'rec', sha: shape };
-  if ('points' in shape) return { sty: 'pol', sha: { points: (shape.points as Json[]).map((p: Json) => (Array.isArray(p) ? { x: p[0], y: p[1] } : p)) } };
+  if ('points' in shape) return { sty: 'pol', sha: { points: (shape.points as Json[]).map((p: Json): unknown => (Array.isArray(p) ? { x: p[0], y: p[1] } : p)) } };
   if ('r' in shape || 'cx' in shape) return { sty: 'cir', sha: shape };
   return { sty: 'rec', sha: { x1: shape.w, y1: shape.s, x2: shape.e, y2: shape.n } };
 }
