@@ -48,20 +48,23 @@ function v1ErrorHandler(logger: Logger): ErrorRequestHandler {
 
 export function v1HttpRouter(deps: V1HttpDeps): Router {
   const router = express.Router();
-  router
-    .route([...v1HttpPaths])
-    .post(
-      authenticate(deps.access, deps.logger, { cookieName: deps.authCookieName }),
-      ...jsonBody(deps.maxBodyBytes, 'array'),
-      async (req, res) => {
-        const parsed = parseFrameValue(req.body, deps.maxActions);
-        if (!parsed.ok) throw parsed.error;
-        const principal = res.locals.principal as Principal;
-        const replies = await deps.dispatcher.dispatch(parsed.items, { principal, connection: null, sink: null });
-        res.type('application/json').send(encodeReplies(replies));
-      },
-    )
-    .all(methodNotAllowed(['POST']));
+  // One route per path, so that logs name the path the request used.
+  for (const path of v1HttpPaths) {
+    router
+      .route(path)
+      .post(
+        authenticate(deps.access, deps.logger, { cookieName: deps.authCookieName }),
+        ...jsonBody(deps.maxBodyBytes, 'array'),
+        async (req, res) => {
+          const parsed = parseFrameValue(req.body, deps.maxActions);
+          if (!parsed.ok) throw parsed.error;
+          const principal = res.locals.principal as Principal;
+          const replies = await deps.dispatcher.dispatch(parsed.items, { principal, connection: null, sink: null });
+          res.type('application/json').send(encodeReplies(replies));
+        },
+      )
+      .all(methodNotAllowed(['POST']));
+  }
   router.use([...v1HttpPaths], v1ErrorHandler(deps.logger));
   return router;
 }
