@@ -5,13 +5,16 @@
  * stdout; progress goes to stderr.
  *
  * 1. Sustained location updates per second over one TCP and one WebSocket connection,
- *    frames of 1,000 `obj upd` messages (Hivekit's envelope, each with its `cid` and reply), a window of 4 frames in flight, into a realm with
+ *    `obj`/`blk` batches of 1,000 (the locus extension), a window of 4 batches in flight, into a realm with
  *    100 areas (so every update also runs the geofence test). Target ≥ 100,000/s. Three
  *    runs of 4 s per transport, the two in turn; the median run is reported (a stall of
  *    the shared host then moves the figure less), every run alongside it. Each batch moves
  *    1,000 objects of consecutive ids; a third series over TCP, after those, sends batches
  *    of objects picked at random (whose rows lie on more pages), as a gateway relaying
  *    fixes as they come would. With each run, the server's CPU time and bytes written per update.
+ *    Then the same updates in Hivekit's form: frames of 1,000 `obj upd` messages (`id`, `rea`,
+ *    `loc`), each with its `cid` and so its own reply (no target of its own: each message is
+ *    entered, rate-counted and answered on its own, where a blk is one message).
  * 2. Event latency from write to subscriber (loc events; the send time travels as the
  *    fix's altitude, which nothing indexes) at 10,000 updates/s (batches of 100 every
  *    10 ms), with 1,000 idle authenticated connections open (500 WebSocket, 500 TCP).
@@ -376,18 +379,15 @@ async function main(): Promise<void> {
     // spell of the host falls on both), and reports the median run.
     const tcpRuns: Throughput[] = [];
     const wsRuns: Throughput[] = [];
+    const updTcpRuns: Throughput[] = [];
+    const updWsRuns: Throughput[] = [];
     const scatteredRuns: Throughput[] = [];
     if (parts.has('throughput')) {
-      const framing = process.env.LOCUS_BENCH_FRAMES ?? 'upd';
-      const messages = framing === 'blk' ? batches(40, batchSize, 1) : updFrames(40, batchSize, 1);
-      const scattered = framing === 'blk' ? batches(40, batchSize, 2, true) : updFrames(40, batchSize, 2, true);
+      const messages = batches(40, batchSize, 1);
+      const scattered = batches(40, batchSize, 2, true);
+      const frames = updFrames(40, batchSize, 4);
       const tcpClient = await connectTcp(server.tcpPort, token);
       const wsClient = await connectWs(server.httpUrl, token);
-      // `upd` updates objects that exist: create them all first.
-      for (const seed of batches(objectCount / batchSize, batchSize, 3)) {
-        const [created] = (await tcpClient.request([JSON.parse(seed)[0]], 30_000)) as { res?: string }[];
-        if (created?.res !== 'suc') throw new Error(`blk failed: ${JSON.stringify(created)}`);
-      }
       for (let run = 1; run <= throughputRuns; run++) {
         log(`throughput over TCP, run ${run}`);
         tcpRuns.push(await throughput(server, tcpClient, messages));
@@ -395,6 +395,15 @@ async function main(): Promise<void> {
         log(`throughput over WebSocket, run ${run}`);
         wsRuns.push(await throughput(server, wsClient, messages));
         log(`  ${describeRun(wsRuns[wsRuns.length - 1])}`);
+      }
+      // Hivekit's form: frames of `obj upd` (the blk runs above created every object).
+      for (let run = 1; run <= throughputRuns; run++) {
+        log(`throughput over TCP, frames of obj upd, run ${run}`);
+        updTcpRuns.push(await throughput(server, tcpClient, frames));
+        log(`  ${describeRun(updTcpRuns[updTcpRuns.length - 1])}`);
+        log(`throughput over WebSocket, frames of obj upd, run ${run}`);
+        updWsRuns.push(await throughput(server, wsClient, frames));
+        log(`  ${describeRun(updWsRuns[updWsRuns.length - 1])}`);
       }
       // After the others: scattered writes leave each object's buffered past fixes at a
       // different count, and the runs after them would flush history on more pages.
@@ -458,6 +467,12 @@ async function main(): Promise<void> {
       [
         'Server cost per update in those runs (median): CPU time of the server process (all its threads), and bytes it wrote (WAL, database, replies), TCP / WebSocket',
         `${tcpCost.toFixed(1)} / ${wsCost.toFixed(1)} µs, ${fmt(tcpBytes)} / ${fmt(wsBytes)} B`,
+        '–',
+        '–',
+      ],
+      [
+        `Location updates/s in Hivekit's form: frames of 1,000 \`obj upd\` messages, each with its \`cid\` and reply, 4 frames in flight, TCP / WebSocket (median of ${throughputRuns} runs; ${spread(updTcpRuns.map((r) => r.rate))} / ${spread(updWsRuns.map((r) => r.rate))}; server ${median(updTcpRuns.map((r) => r.cpuUs)).toFixed(1)} / ${median(updWsRuns.map((r) => r.cpuUs)).toFixed(1)} µs CPU per update)`,
+        `${fmt(median(updTcpRuns.map((r) => r.rate)))} / ${fmt(median(updWsRuns.map((r) => r.rate)))}`,
         '–',
         '–',
       ],
