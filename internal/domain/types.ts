@@ -43,8 +43,9 @@ export interface ObjectPatch {
   location?: Location;
   data?: DataPatch;
   /**
-   * Update only (v1 `obj upd`): the store fails the write with 404 `unknown object <id>` when
-   * the object does not exist, checked inside the write (no read before it).
+   * Update only (v1 `obj upd`): when the object does not exist the store skips the patch (no
+   * change for its id; the caller answers 404 `unknown object <id>`), checked inside the
+   * write (no read before it).
    */
   mustExist?: true;
 }

@@ -11,8 +11,8 @@ import {
 } from '../domain/list-query.js';
 import { parseBulkBody, parseObjectBody, type FutureLimit } from '../domain/object-input.js';
 import { parseSearchQuery } from '../domain/search.js';
-import type { Location, ObjectChange, Realm, TrackedObject } from '../domain/types.js';
-import { notFound, unknownObject, type LocusError } from '../errors.js';
+import type { Location, ObjectChange, ObjectPatch, Realm, TrackedObject } from '../domain/types.js';
+import { LocusError, notFound, toLocusError, unknownObject } from '../errors.js';
 import type { ObjectListQuery, Page, Store } from '../store/port.js';
 import type { ChangeListener } from './changes.js';
 import { isoTime, type Clock } from './clock.js';
@@ -34,6 +34,13 @@ const LAST_INSTANT_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 export interface UpsertOptions {
   /** Update only: 404 `unknown object <id>` when the object does not exist (checked by the store in the write). */
+  mustExist?: boolean;
+}
+
+/** One write of ObjectService.upsertEach: the object's id, its body (REST form), update-only or not. */
+export interface UpsertEntry {
+  id: string;
+  body: unknown;
   mustExist?: boolean;
 }
 
@@ -82,7 +89,10 @@ export class ObjectService {
     if (options?.mustExist === true) patch.mustExist = true;
     const changes = await this.store.objects.upsertMany(realm.id, [patch], now);
     const [change] = changes;
-    if (change === undefined) throw new Error('store returned no change for a single upsert');
+    if (change === undefined) {
+      if (patch.mustExist === true) throw unknownObject(objectId);
+      throw new Error('store returned no change for a single upsert');
+    }
     this.listener.objectsChanged(realm.id, changes);
     return change;
   }
@@ -167,6 +177,37 @@ export class ObjectService {
     if (change === null) throw missing(objectId);
     this.listener.objectsChanged(realm.id, [change]);
     return change;
+  }
+
+  /**
+   * Several independent writes in one store call (v1 frames of `obj` writes): each entry is
+   * validated on its own (an invalid one is its own error and is not written), the others go
+   * to the store together; an entry with `mustExist` whose object does not exist is 404
+   * `unknown object <id>`. Ids must be distinct (the caller's rule): each write's change is
+   * then exactly what it would be alone. Like upsert, it calls the store before its first
+   * await. One result per entry, in order; a failure of the store call fails every entry.
+   */
+  async upsertEach(realm: Realm, entries: readonly UpsertEntry[]): Promise<(ObjectChange | LocusError)[]> {
+    const nowMs = this.clock();
+    const now = isoTime(nowMs);
+    const future = this.futureLimit(nowMs);
+    const results: (ObjectChange | LocusError | ObjectPatch)[] = entries.map((entry) => {
+      try {
+        const patch = parseObjectBody(entry.body, parseId(entry.id, 'object'), now, future);
+        if (entry.mustExist === true) patch.mustExist = true;
+        return patch;
+      } catch (err) {
+        return toLocusError(err);
+      }
+    });
+    const patches = results.filter((result): result is ObjectPatch => !(result instanceof LocusError));
+    const changes = patches.length === 0 ? [] : await this.store.objects.upsertMany(realm.id, patches, now);
+    if (changes.length > 0) this.listener.objectsChanged(realm.id, changes);
+    const byId = new Map(changes.map((change) => [change.id, change]));
+    return results.map((result) => {
+      if (result instanceof LocusError) return result;
+      return byId.get(result.id) ?? unknownObject(result.id);
+    });
   }
 
   /** The object as stored (v1 `obj rea`); 404 `unknown object <id>`. */

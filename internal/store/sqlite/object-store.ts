@@ -21,7 +21,7 @@
  * The count of hits, capped, picks the plan (see spatialCandidateCap).
  */
 import type { Database, Statement, Transaction } from 'better-sqlite3';
-import { invalid, unknownObject, unknownRealm } from '../../errors.js';
+import { invalid, unknownRealm } from '../../errors.js';
 import { compareCodePoints } from '../../domain/filter.js';
 import { applyPatch, foldPatches } from '../../domain/object.js';
 import type { BBox, FoldedPatch, Location, ObjectChange, ObjectPatch, TrackedObject } from '../../domain/types.js';
@@ -334,9 +334,11 @@ export class SqliteObjectStore implements ObjectStore {
       const writeOne = (folded: FoldedPatch): void => {
         const held = olds.get(folded.id);
         if (held === undefined && folded.mustExist === true) {
-          // An update of an object that must exist (v1 `obj upd`): unread only when guessed new.
+          // An update of an object that must exist (v1 `obj upd`): unread only when guessed
+          // new. A missing one is skipped: no change for it (the caller answers 404), and the
+          // batch's other patches are written.
           const existing = this.selectOne.get(realm, folded.id);
-          if (existing === undefined) throw unknownObject(folded.id);
+          if (existing === undefined) return;
           read(existing);
           writeOne(folded);
           return;

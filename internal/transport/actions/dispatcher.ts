@@ -16,7 +16,7 @@ import type { Realm } from '../../domain/types.js';
 import { invalid, type LocusError, toLocusError } from '../../errors.js';
 import type { Access } from '../../service/access.js';
 import { errorReply, successReply, type Echo, type ParsedItem, type V1Reply } from './codec.js';
-import type { V1Answer, V1Caller, V1Handler, V1HandlerTable, V1Message } from './v1-handler.js';
+import type { V1Answer, V1Batch, V1Caller, V1Handler, V1HandlerTable, V1Message } from './v1-handler.js';
 
 /** How long a frame runs before it lets the event loop turn (ms). */
 const sliceMs = 4;
@@ -100,7 +100,8 @@ export class Dispatcher {
     let unsettled: Promise<unknown>[] = [after];
     let sliceStart = performance.now();
     let sliceWrites = 0;
-    for (const item of items) {
+    for (let at = 0; at < items.length; at++) {
+      const item = items[at] as ParsedItem;
       // A long frame gives the event loop back now and then: health checks, other
       // connections and timers keep their pace while it runs. Writes handed to the store
       // count too: they are committed together in the next turn, in one go.
@@ -117,6 +118,20 @@ export class Dispatcher {
       }
       const handler = lookup(this.deps.handlers, item.message.typ, item.message.act);
       const ordered = handler !== undefined && handler.realm !== 'none' && handler.ordered === true;
+      if (ordered && handler.batch !== undefined) {
+        // A run of writes that can go to the store together (V1Handler.batch).
+        const run = this.runOf(items, at, handler, sliceMaxWrites - sliceWrites);
+        if (run.length > 1) {
+          const replies = await this.runBatch(run, handler, caller);
+          for (const message of replies) {
+            begun.push(message);
+            unsettled.push(message.reply);
+          }
+          sliceWrites += run.length;
+          at += run.length - 1;
+          continue;
+        }
+      }
       // Replies never reject (failures are replies).
       if (!ordered && unsettled.length > 0) {
         await (unsettled.length === 1 ? unsettled[0] : Promise.all(unsettled));
@@ -131,6 +146,70 @@ export class Dispatcher {
         await message.reply;
       }
     }
+    return begun;
+  }
+
+  /**
+   * The messages from `at` on that may run with it as one batch: parsed, of handlers of the
+   * same batch group, naming the same realm (the same value of the realm key), each with a
+   * string `id` not seen before in the run; at most `max`.
+   */
+  private runOf(items: readonly ParsedItem[], at: number, first: V1Handler, max: number): { message: V1Message; echo: Echo; handler: V1Handler }[] {
+    const group = first.batch?.group;
+    const start = items[at];
+    if (group === undefined || start === undefined || !start.ok) return [];
+    const key = first.realm;
+    const realmValue = start.message.raw[key];
+    const run: { message: V1Message; echo: Echo; handler: V1Handler }[] = [];
+    const ids = new Set<string>();
+    for (let k = at; k < items.length && run.length < Math.max(1, max); k++) {
+      const item = items[k] as ParsedItem;
+      if (!item.ok) break;
+      const handler = lookup(this.deps.handlers, item.message.typ, item.message.act);
+      if (handler?.batch?.group !== group || handler.realm !== key || item.message.raw[key] !== realmValue) break;
+      const id = item.message.raw.id;
+      if (typeof id !== 'string' || ids.has(id)) break;
+      ids.add(id);
+      run.push({ message: item.message, echo: item.echo, handler });
+    }
+    return run;
+  }
+
+  /** Enters the realm for each message of a run (each counted), then runs those admitted as one batch. */
+  private async runBatch(run: readonly { message: V1Message; echo: Echo; handler: V1Handler }[], first: V1Handler, caller: V1Caller): Promise<Begun[]> {
+    const begun: Begun[] = [];
+    const admitted: { message: V1Message; echo: Echo; at: number }[] = [];
+    let realm: Realm | null = null;
+    for (const { message, echo, handler } of run) {
+      try {
+        const entered = await this.realmOf(message, handler, caller);
+        realm ??= entered;
+        admitted.push({ message, echo, at: begun.length });
+        begun.push({ reply: Promise.resolve(null) });
+      } catch (err) {
+        begun.push({ reply: Promise.resolve(this.failed(message, echo, err)) });
+      }
+    }
+    if (realm === null || admitted.length === 0) return begun;
+    let answers: Promise<V1Answer>[];
+    try {
+      answers = (first.batch as V1Batch).run(
+        admitted.map((entry) => entry.message),
+        realm,
+        caller,
+      );
+    } catch (err) {
+      answers = admitted.map(() => Promise.reject(err as Error));
+    }
+    admitted.forEach(({ message, echo, at }, k) => {
+      const answer = answers[k] ?? Promise.reject(new Error('a batch gave no answer for a message'));
+      begun[at] = {
+        reply: answer.then(
+          (done) => this.succeeded(message, echo, done, caller),
+          (err: unknown) => this.failed(message, echo, err),
+        ),
+      };
+    });
     return begun;
   }
 

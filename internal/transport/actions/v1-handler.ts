@@ -82,8 +82,22 @@ export interface V1Handler {
   ordered?: true;
   /** Objects written (for the dispatcher's yield rule); default 1. */
   weight?(message: V1Message): number;
+  /**
+   * Optional, for `ordered` writes: runs several messages at once. The dispatcher hands it
+   * a run of consecutive messages of one frame whose handlers share `group`, that name the
+   * same realm and distinct string `id`s (each message's realm entered and counted on its
+   * own, as always); it answers each as `run` would, in order, and must hand its work to the
+   * store before its first await. What it saves is per-message overhead, never semantics.
+   */
+  batch?: V1Batch;
   /** `realm` is null exactly when `this.realm` is `none`. */
   run(message: V1Message, realm: Realm | null, caller: V1Caller): Promise<V1Answer>;
+}
+
+export interface V1Batch {
+  /** Handlers whose messages may share a run. */
+  group: string;
+  run(messages: readonly V1Message[], realm: Realm, caller: V1Caller): Promise<V1Answer>[];
 }
 
 /** `typ` → `act` → handler. Each handlers/*.ts module exports one fragment; handlers/index.ts joins them. */

@@ -9,9 +9,10 @@
 import { parseAttributeConditions } from '../../../domain/attribute-conditions.js';
 import { parseCursor, parseFields, parseFilterParam, parseLimit, parseShapeValue } from '../../../domain/list-query.js';
 import type { Realm } from '../../../domain/types.js';
-import { unknownObject } from '../../../errors.js';
+import { LocusError, unknownObject } from '../../../errors.js';
+import type { UpsertEntry } from '../../../service/objects.js';
 import type { ObjectListQuery } from '../../../store/port.js';
-import type { V1Handler, V1HandlerTable, V1Message } from '../v1-handler.js';
+import type { V1Answer, V1Batch, V1Handler, V1HandlerTable, V1Message } from '../v1-handler.js';
 import { objectListEntry, objectRecord, type V1ObjectListEntry } from '../v1-records.js';
 import { shapeFromV1Keys } from '../v1-shapes.js';
 import type { HandlerDeps } from './deps.js';
@@ -45,22 +46,59 @@ export function objectsHandlers(deps: HandlerDeps): V1HandlerTable {
     );
   };
 
+  /** What a successful write answers: nothing for `set`, `res:"suc"` for the others. */
+  const answerOf = (message: V1Message): V1Answer => (message.act === 'set' ? null : done);
+
+  /** Consecutive writes of a frame in one store call (the dispatcher's runs; distinct ids). */
+  const batch: V1Batch = {
+    group: 'obj-write',
+    run: (messages, realm) => {
+      const entries: UpsertEntry[] = [];
+      const slots: (number | Error)[] = messages.map((message) => {
+        try {
+          entries.push({ id: idOf(message), body: objectWriteBody(message), mustExist: message.act === 'upd' });
+          return entries.length - 1;
+        } catch (err) {
+          return v1Wording(err);
+        }
+      });
+      const written = objects.upsertEach(realm, entries);
+      return messages.map((message, k) => {
+        const slot = slots[k] as number | Error;
+        if (slot instanceof Error) return Promise.reject(slot);
+        return written.then(
+          (results) => {
+            const result = results[slot];
+            if (result instanceof LocusError) throw v1Wording(result);
+            return answerOf(message);
+          },
+          (err: unknown) => {
+            throw v1Wording(err);
+          },
+        );
+      });
+    },
+  };
+
   const cre: V1Handler = {
     realm: 'rea',
     need: 'C',
     ordered: true,
+    batch,
     run: (message, realm) => write(message, realm, false).then(() => done),
   };
   const set: V1Handler = {
     realm: 'rea',
     need: 'C',
     ordered: true,
+    batch,
     run: (message, realm) => write(message, realm, false).then(() => null),
   };
   const upd: V1Handler = {
     realm: 'rea',
     need: 'U',
     ordered: true,
+    batch,
     run: (message, realm) => write(message, realm, true).then(() => done),
   };
 
