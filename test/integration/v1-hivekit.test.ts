@@ -109,6 +109,41 @@ describe('v1 in Hivekit envelope', () => {
     });
   }
 
+  it('a frame of writes: each is answered alone, a failure fails alone, an id written twice ends with its last write', async () => {
+    const client = await connectTcp(h.server.tcpPort, r.write);
+    const replies = (await client.request([
+      { typ: 'obj', act: 'cre', cid: '1', id: 'f/a', rea: 'hk', lab: 'A', dat: { n: 1 } },
+      { typ: 'obj', act: 'upd', cid: '2', id: 'f/missing', rea: 'hk', lab: 'never' },
+      { typ: 'obj', act: 'set', cid: '3', id: 'f/bad', rea: 'hk', loc: { lon: 0, lat: 95 } },
+      { typ: 'obj', act: 'set', id: 'f/b', rea: 'hk', loc: { lon: 1, lat: 1 } },
+      { typ: 'obj', act: 'upd', cid: '5', id: 'f/a', rea: 'hk', dat: { n: 2 } },
+      { typ: 'obj', act: 'upd', cid: '6', id: 'f/b', rea: 'hk', lab: 'B' },
+      { typ: 'obj', act: 'cre', cid: '7', id: 'f/c', rea: 'other-realm' },
+      { typ: 'obj', act: 'rea', cid: '8', id: 'f/a', rea: 'hk' },
+      { typ: 'obj', act: 'rea', cid: '9', id: 'f/b', rea: 'hk' },
+    ]));
+    assert.deepEqual(
+      replies.map((reply): unknown[] => [reply.cid, reply.res, reply.erc]),
+      [
+        ['1', 'suc', undefined],
+        ['2', 'err', 404],
+        ['3', 'err', 400],
+        ['5', 'suc', undefined],
+        ['6', 'suc', undefined],
+        ['7', 'err', 403],
+        ['8', 'suc', undefined],
+        ['9', 'suc', undefined],
+      ],
+    );
+    assert.equal(replies[1].err, 'unknown object f/missing');
+    assert.match(replies[2].err as string, /loc\.lat/);
+    assert.deepEqual(replies[6].dat.dat, { n: 2 });
+    assert.equal(replies[7].dat.lab, 'B');
+    assert.equal(replies[7].dat.loc.lon, 1);
+    for (const id of ['f/missing', 'f/bad']) assert.equal((await client.one({ typ: 'obj', act: 'rea', id, rea: 'hk' })).erc, 404);
+    await client.close();
+  });
+
   it('frame errors are one {res, err, erc} element without typ; the connection stays', async () => {
     const client = await connectWs(h.url, r.read);
     for (const [text, erc] of [['not json', 400], ['{"typ":"sys"}', 400], ['5', 400]] as const) {
