@@ -65,6 +65,9 @@ export const areaExists = (areaId: string, cause?: unknown): LocusError =>
   new LocusError('conflict', `area with id ${areaId} already exists`, { cause });
 export const realmExists = (realmId: string, cause?: unknown): LocusError =>
   new LocusError('conflict', `realm with id ${realmId} already exists`, { cause });
+/** v1 texts for a missing object or area (compat 4.2, 4.3). */
+export const unknownObject = (objectId: string): LocusError => notFound(`unknown object ${objectId.slice(0, 256)}`);
+export const unknownArea = (areaId: string): LocusError => notFound(`unknown area ${areaId.slice(0, 256)}`);
 export const tooLarge = (message: string): LocusError => new LocusError('too_large', message);
 
 /** Maps anything thrown to a LocusError; unknown errors become `internal` without leaking their text. */

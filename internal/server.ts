@@ -19,6 +19,7 @@ import { AreaService } from './service/areas.js';
 import { systemClock, type Clock } from './service/clock.js';
 import { HistoryRetention } from './service/history-retention.js';
 import { ObjectService } from './service/objects.js';
+import { LiveSubscriptions } from './service/live/live-subscriptions.js';
 import { PresenceRegistry } from './service/presence-registry.js';
 import { PubSub } from './service/pubsub.js';
 import { RealmService, type IssuedToken } from './service/realms.js';
@@ -28,6 +29,7 @@ import { openStore } from './store/open-store.js';
 import type { Store } from './store/port.js';
 import { Dispatcher } from './transport/actions/dispatcher.js';
 import { ActionGateway, type GatewayStats } from './transport/actions/gateway.js';
+import { v1Handlers } from './transport/actions/handlers/index.js';
 import { answerRefused, capConnections } from './transport/http/connection-cap.js';
 import { v1HttpRouter } from './transport/http/v1-http.js';
 import { createRestApp } from './transport/rest/app.js';
@@ -132,12 +134,25 @@ export async function start(config: Config, options: StartOptions = {}): Promise
   const demoToken = config.demoRealm ? await realms.ensureDemo() : null;
   const build = readBuildInfo();
   const subscriptions = new Subscriptions(bus);
+  const live = new LiveSubscriptions(
+    { bus, objects: store.objects, areas: store.areas, presence, onError: (err) => logger.error({ err }, 'subscription update failed') },
+    { maxVertices: config.maxVertices, maxConditions: config.maxFilterConditions },
+  );
   const dispatcher = new Dispatcher({
     access,
-    objects,
-    areas,
-    subscriptions,
-    clock,
+    handlers: v1Handlers({
+      access,
+      objects,
+      areas,
+      realms,
+      subscriptions,
+      pubsub,
+      live,
+      presence,
+      limits: { maxPage: config.maxPage, maxFilterConditions: config.maxFilterConditions, maxVertices: config.maxVertices },
+      clock,
+      build,
+    }),
     onInternalError: (err) => logger.error({ err }, 'v1 action failed'),
   });
   const gateway = new ActionGateway(
@@ -147,6 +162,7 @@ export async function start(config: Config, options: StartOptions = {}): Promise
       subscriptions,
       build,
       logger,
+      presence,
       limits: {
         handshakeTimeoutMs: config.handshakeTimeoutMs,
         idleTimeoutMs: config.idleTimeoutMs,

@@ -45,6 +45,8 @@ export function foldPatches(patches: readonly ObjectPatch[]): FoldedPatch[] {
     let folded = byId.get(patch.id);
     if (folded === undefined) {
       folded = { id: patch.id, fixes: [], latest: null };
+      // The id's first patch of the batch decides: one before it may have created the object.
+      if (patch.mustExist === true) folded.mustExist = true;
       byId.set(patch.id, folded);
     }
     if (patch.label !== undefined) folded.label = patch.label;

@@ -42,6 +42,12 @@ export interface ObjectPatch {
   /** A fix, already stamped with a time. */
   location?: Location;
   data?: DataPatch;
+  /**
+   * Update only (v1 `obj upd`): when the object does not exist the store skips the patch (no
+   * change for its id; the caller answers 404 `unknown object <id>`), checked inside the
+   * write (no read before it).
+   */
+  mustExist?: true;
 }
 
 /**
@@ -55,6 +61,8 @@ export interface FoldedPatch {
   data?: DataPatch;
   fixes: Location[];
   latest: Location | null;
+  /** Some patch of the id had mustExist. */
+  mustExist?: true;
 }
 
 /** What one write did to one object: feeds geofences, events and metrics. */

@@ -11,9 +11,9 @@ import {
 } from '../domain/list-query.js';
 import { parseBulkBody, parseObjectBody, type FutureLimit } from '../domain/object-input.js';
 import { parseSearchQuery } from '../domain/search.js';
-import type { Location, ObjectChange, Realm } from '../domain/types.js';
-import { notFound } from '../errors.js';
-import type { ObjectListQuery, Store } from '../store/port.js';
+import type { Location, ObjectChange, ObjectPatch, Realm, TrackedObject } from '../domain/types.js';
+import { LocusError, notFound, toLocusError, unknownObject } from '../errors.js';
+import type { ObjectListQuery, Page, Store } from '../store/port.js';
 import type { ChangeListener } from './changes.js';
 import { isoTime, type Clock } from './clock.js';
 import { noPresence, type PresenceLookup } from './presence-port.js';
@@ -32,6 +32,18 @@ export interface ObjectLimits {
 
 /** The last instant ISO 8601 text can hold (normalizeTime's years 0000–9999). */
 const LAST_INSTANT_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+export interface UpsertOptions {
+  /** Update only: 404 `unknown object <id>` when the object does not exist (checked by the store in the write). */
+  mustExist?: boolean;
+}
+
+/** One write of ObjectService.upsertEach: the object's id, its body (REST form), update-only or not. */
+export interface UpsertEntry {
+  id: string;
+  body: unknown;
+  mustExist?: boolean;
+}
 
 export interface ObjectPage {
   entries: ObjectListEntry[];
@@ -72,14 +84,18 @@ export class ObjectService {
    * calls made one after the other write in that order, settled or not (the v1
    * dispatcher's `ordered` actions rely on it).
    */
-  async upsert(realm: Realm, id: string, body: unknown): Promise<ObjectChange> {
+  async upsert(realm: Realm, id: string, body: unknown, options?: UpsertOptions): Promise<ObjectChange> {
     const objectId = parseId(id, 'object');
     const nowMs = this.clock();
     const now = isoTime(nowMs);
     const patch = parseObjectBody(body, objectId, now, this.futureLimit(nowMs));
+    if (options?.mustExist === true) patch.mustExist = true;
     const changes = await this.store.objects.upsertMany(realm.id, [patch], now);
     const [change] = changes;
-    if (change === undefined) throw new Error('store returned no change for a single upsert');
+    if (change === undefined) {
+      if (patch.mustExist === true) throw unknownObject(objectId);
+      throw new Error('store returned no change for a single upsert');
+    }
     this.listener.objectsChanged(realm.id, changes);
     return change;
   }
@@ -155,11 +171,56 @@ export class ObjectService {
     return { id: objectId, locations: page.items, next: page.next };
   }
 
-  async delete(realm: Realm, id: string): Promise<ObjectChange> {
+  /** Deletes an object; `missing` is the error when it does not exist (v1 says `unknown object <id>`). */
+  async delete(realm: Realm, id: string, missing: (id: string) => LocusError = (objectId) => notFound(`object ${objectId} not found`)): Promise<ObjectChange> {
     const objectId = parseId(id, 'object');
     const change = await this.store.objects.delete(realm.id, objectId, isoTime(this.clock()));
-    if (change === null) throw notFound(`object ${objectId} not found`);
+    if (change === null) throw missing(objectId);
     this.listener.objectsChanged(realm.id, [change]);
     return change;
+  }
+
+  /**
+   * Several independent writes in one store call (v1 frames of `obj` writes): each entry is
+   * validated on its own (an invalid one is its own error and is not written), the others go
+   * to the store together; an entry with `mustExist` whose object does not exist is 404
+   * `unknown object <id>`. Ids must be distinct (the caller's rule): each write's change is
+   * then exactly what it would be alone. Like upsert, it calls the store before its first
+   * await. One result per entry, in order; a failure of the store call fails every entry.
+   */
+  async upsertEach(realm: Realm, entries: readonly UpsertEntry[]): Promise<(ObjectChange | LocusError)[]> {
+    const nowMs = this.clock();
+    const now = isoTime(nowMs);
+    const future = this.futureLimit(nowMs);
+    const results: (ObjectChange | LocusError | ObjectPatch)[] = entries.map((entry) => {
+      try {
+        const patch = parseObjectBody(entry.body, parseId(entry.id, 'object'), now, future);
+        if (entry.mustExist === true) patch.mustExist = true;
+        return patch;
+      } catch (err) {
+        return toLocusError(err);
+      }
+    });
+    const patches = results.filter((result): result is ObjectPatch => !(result instanceof LocusError));
+    const changes = patches.length === 0 ? [] : await this.store.objects.upsertMany(realm.id, patches, now);
+    if (changes.length > 0) this.listener.objectsChanged(realm.id, changes);
+    const byId = new Map(changes.map((change) => [change.id, change]));
+    return results.map((result) => {
+      if (result instanceof LocusError) return result;
+      return byId.get(result.id) ?? unknownObject(result.id);
+    });
+  }
+
+  /** The object as stored (v1 `obj rea`); 404 `unknown object <id>`. */
+  async read(realm: Realm, id: string): Promise<TrackedObject> {
+    const objectId = parseId(id, 'object');
+    const obj = await this.store.objects.get(realm.id, objectId);
+    if (obj === null) throw unknownObject(objectId);
+    return obj;
+  }
+
+  /** A page of objects as stored, for a query already parsed (v1 `obj lis`). */
+  page(realm: Realm, query: ObjectListQuery): Promise<Page<TrackedObject>> {
+    return this.store.objects.list(realm.id, query);
   }
 }

@@ -156,6 +156,7 @@ export interface ObjectStore {
    * is put again, so that a write that waited through the delete leaves no rows behind.
    * Writes take effect in the order they are called, settled or not: a caller may start
    * the next before the last resolves, and its changes' `old` is what the last left.
+   * An id whose first patch has `mustExist` and that does not exist is skipped: no change.
    */
   upsertMany(realm: string, patches: ObjectPatch[], now: string): Promise<ObjectChange[]>;
   get(realm: string, id: string): Promise<TrackedObject | null>;

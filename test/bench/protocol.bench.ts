@@ -5,13 +5,16 @@
  * stdout; progress goes to stderr.
  *
  * 1. Sustained location updates per second over one TCP and one WebSocket connection,
- *    `obj`/`blk` batches of 1,000, a window of 4 batches in flight, into a realm with
+ *    `obj`/`blk` batches of 1,000 (the locus extension), a window of 4 batches in flight, into a realm with
  *    100 areas (so every update also runs the geofence test). Target ≥ 100,000/s. Three
  *    runs of 4 s per transport, the two in turn; the median run is reported (a stall of
  *    the shared host then moves the figure less), every run alongside it. Each batch moves
  *    1,000 objects of consecutive ids; a third series over TCP, after those, sends batches
  *    of objects picked at random (whose rows lie on more pages), as a gateway relaying
  *    fixes as they come would. With each run, the server's CPU time and bytes written per update.
+ *    Then the same updates in Hivekit's form: frames of 1,000 `obj upd` messages (`id`, `rea`,
+ *    `loc`), each with its `cid` and so its own reply (no target of its own: each message is
+ *    entered, rate-counted and answered on its own, where a blk is one message).
  * 2. Event latency from write to subscriber (loc events; the send time travels as the
  *    fix's altitude, which nothing indexes) at 10,000 updates/s (batches of 100 every
  *    10 ms), with 1,000 idle authenticated connections open (500 WebSocket, 500 TCP).
@@ -112,10 +115,10 @@ function areas(): { id: string; shape: unknown }[] {
 }
 
 /**
- * Pre-encoded blk messages: each moves a different slice of the objects (consecutive ids,
- * so rows that share pages) somewhere else; `scattered`: objects picked at random instead,
- * as a gateway relaying fixes as they come would send them (each update then dirties a
- * page of its own more often).
+ * Pre-encoded blk messages (the locus extension, `dat.objects` in the REST entry form): each
+ * moves a different slice of the objects (consecutive ids, so rows that share pages)
+ * somewhere else; `scattered`: objects picked at random instead, as a gateway relaying fixes
+ * as they come would send them (each update then dirties a page of its own more often).
  */
 function batches(count: number, size: number, seed: number, scattered = false): string[] {
   const rnd = random(seed);
@@ -124,8 +127,28 @@ function batches(count: number, size: number, seed: number, scattered = false): 
       id: `obj-${scattered ? Math.floor(rnd() * objectCount) : (b * size + i) % objectCount}`,
       location: { longitude: 5 + rnd() * 10, latitude: 45 + rnd() * 10 },
     }));
-    return JSON.stringify([{ typ: 'obj', act: 'blk', dat: { objects } }]);
+    return JSON.stringify([{ typ: 'obj', act: 'blk', rea: realm, cid: `blk-${b}`, dat: { objects } }]);
   });
+}
+
+/**
+ * The same updates as Hivekit clients send them: frames of `size` `obj upd` messages
+ * (`id`, `rea`, `loc` with `lon`/`lat`), each with its `cid`, so each gets its reply.
+ */
+function updFrames(count: number, size: number, seed: number, scattered = false): string[] {
+  const rnd = random(seed);
+  return Array.from({ length: count }, (_, b) =>
+    JSON.stringify(
+      Array.from({ length: size }, (_v, i) => ({
+        typ: 'obj',
+        act: 'upd',
+        cid: `${b}-${i}`,
+        id: `obj-${scattered ? Math.floor(rnd() * objectCount) : (b * size + i) % objectCount}`,
+        rea: realm,
+        loc: { lon: 5 + rnd() * 10, lat: 45 + rnd() * 10 },
+      })),
+    ),
+  );
 }
 
 /**
@@ -154,7 +177,7 @@ interface Throughput {
   bytes: number;
 }
 
-/** Sends blk messages with `window` in flight for `ms`; returns acknowledged updates per second. */
+/** Sends frames of `obj upd` with `window` in flight for `ms`; returns acknowledged updates per second. */
 async function throughput(server: Server, client: V1Client, messages: string[]): Promise<Throughput> {
   let use = null as ReturnType<typeof serverUse>;
   let sent = 0;
@@ -173,8 +196,8 @@ async function throughput(server: Server, client: V1Client, messages: string[]):
     const loop = async (): Promise<void> => {
       pump();
       while (acked < sent) {
-        const reply = await client.next(30_000);
-        if (reply[0]?.res !== 'suc') throw new Error(`blk failed: ${JSON.stringify(reply)}`);
+        const reply = (await client.next(30_000)) as { res?: string }[];
+        if (!reply.every((r) => r.res === 'suc')) throw new Error(`upd failed: ${JSON.stringify(reply).slice(0, 500)}`);
         acked++;
         const t = now();
         if (t >= started + warmupMs) {
@@ -209,8 +232,8 @@ async function fleet(server: Server, token: string): Promise<Throughput> {
   let counted = 0;
   const run = async (client: V1Client): Promise<void> => {
     while (!stopped) {
-      const dat = { id: `obj-${Math.floor(rnd() * objectCount)}`, location: { longitude: 5 + rnd() * 10, latitude: 45 + rnd() * 10 } };
-      const [reply] = await client.request([{ typ: 'obj', act: 'upd', dat }], 30_000);
+      const loc = { lon: 5 + rnd() * 10, lat: 45 + rnd() * 10 };
+      const [reply] = await client.request([{ typ: 'obj', act: 'cre', cid: 'f', id: `obj-${Math.floor(rnd() * objectCount)}`, rea: realm, loc }], 30_000);
       if (reply?.res !== 'suc') throw new Error(`upd failed: ${JSON.stringify(reply)}`);
       if (counting) counted++;
     }
@@ -277,7 +300,7 @@ async function latency(server: Server, token: string, rate: number): Promise<Lat
   let measuredFrom = Number.POSITIVE_INFINITY;
   for (const name of ['ws', 'tcp'] as const) {
     const client = subscribers[name];
-    const [reply] = await client.request([{ typ: 'sub', act: 'sub' }]);
+    const [reply] = await client.request([{ typ: 'sub', act: 'sub', rea: realm, cid: 'evt' }]);
     if (reply.res !== 'suc') throw new Error(`sub failed: ${JSON.stringify(reply)}`);
     // Each loc event is timed on arrival and dropped: the bench keeps numbers only, so
     // that its own garbage collection does not show up as server latency.
@@ -304,7 +327,7 @@ async function latency(server: Server, token: string, rate: number): Promise<Lat
       id: `obj-${(k * latencyBatch + i) % objectCount}`,
       location: { longitude: 5 + rnd() * 10, latitude: 45 + rnd() * 10, altitude: sentAt },
     }));
-    writer.sendText(JSON.stringify([{ typ: 'obj', act: 'blk', dat: { objects } }]));
+    writer.sendText(JSON.stringify([{ typ: 'obj', act: 'blk', rea: realm, dat: { objects } }]));
     if (sentAt >= measuredFrom) sent += latencyBatch;
   }
   // Every update moves its object, so each subscriber gets one loc event per update.
@@ -356,10 +379,13 @@ async function main(): Promise<void> {
     // spell of the host falls on both), and reports the median run.
     const tcpRuns: Throughput[] = [];
     const wsRuns: Throughput[] = [];
+    const updTcpRuns: Throughput[] = [];
+    const updWsRuns: Throughput[] = [];
     const scatteredRuns: Throughput[] = [];
     if (parts.has('throughput')) {
       const messages = batches(40, batchSize, 1);
       const scattered = batches(40, batchSize, 2, true);
+      const frames = updFrames(40, batchSize, 4);
       const tcpClient = await connectTcp(server.tcpPort, token);
       const wsClient = await connectWs(server.httpUrl, token);
       for (let run = 1; run <= throughputRuns; run++) {
@@ -369,6 +395,15 @@ async function main(): Promise<void> {
         log(`throughput over WebSocket, run ${run}`);
         wsRuns.push(await throughput(server, wsClient, messages));
         log(`  ${describeRun(wsRuns[wsRuns.length - 1])}`);
+      }
+      // Hivekit's form: frames of `obj upd` (the blk runs above created every object).
+      for (let run = 1; run <= throughputRuns; run++) {
+        log(`throughput over TCP, frames of obj upd, run ${run}`);
+        updTcpRuns.push(await throughput(server, tcpClient, frames));
+        log(`  ${describeRun(updTcpRuns[updTcpRuns.length - 1])}`);
+        log(`throughput over WebSocket, frames of obj upd, run ${run}`);
+        updWsRuns.push(await throughput(server, wsClient, frames));
+        log(`  ${describeRun(updWsRuns[updWsRuns.length - 1])}`);
       }
       // After the others: scattered writes leave each object's buffered past fixes at a
       // different count, and the runs after them would flush history on more pages.
@@ -432,6 +467,12 @@ async function main(): Promise<void> {
       [
         'Server cost per update in those runs (median): CPU time of the server process (all its threads), and bytes it wrote (WAL, database, replies), TCP / WebSocket',
         `${tcpCost.toFixed(1)} / ${wsCost.toFixed(1)} µs, ${fmt(tcpBytes)} / ${fmt(wsBytes)} B`,
+        '–',
+        '–',
+      ],
+      [
+        `Location updates/s in Hivekit's form: frames of 1,000 \`obj upd\` messages, each with its \`cid\` and reply, 4 frames in flight, TCP / WebSocket (median of ${throughputRuns} runs; ${spread(updTcpRuns.map((r) => r.rate))} / ${spread(updWsRuns.map((r) => r.rate))}; server ${median(updTcpRuns.map((r) => r.cpuUs)).toFixed(1)} / ${median(updWsRuns.map((r) => r.cpuUs)).toFixed(1)} µs CPU per update)`,
+        `${fmt(median(updTcpRuns.map((r) => r.rate)))} / ${fmt(median(updWsRuns.map((r) => r.rate)))}`,
         '–',
         '–',
       ],

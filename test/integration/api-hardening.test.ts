@@ -76,19 +76,19 @@ void describe('fixes dated ahead of the server clock (LOCUS_MAX_FUTURE_SKEW_S)',
     assert.equal((await get('/object/bus%2F1')).status, 404, 'nothing of the bulk is stored');
   });
 
-  void it('v1 (obj upd and blk over /v1/http) rejects them alike', async () => {
+  void it('v1 (obj set and blk over /v1/http) rejects them alike', async () => {
     await unchanged(async () => {
       const { status, json } = await postV1(h.url, tokens.write, [
-        { typ: 'obj', act: 'upd', rid: 'u', dat: { id: 'v1', location: { longitude: 0, latitude: 0, time: '9999-12-31T00:00:00Z' } } },
-        { typ: 'obj', act: 'blk', rid: 'b', dat: { objects: [{ id: 'ok' }, { id: 'late', location: { longitude: 0, latitude: 0, time: '9999-12-31T00:00:00Z' } }] } },
+        { typ: 'obj', act: 'set', cid: 'u', id: 'v1', loc: { lon: 0, lat: 0, tim: '9999-12-31T00:00:00Z' } },
+        { typ: 'obj', act: 'blk', cid: 'b', dat: { objects: [{ id: 'ok' }, { id: 'late', location: { longitude: 0, latitude: 0, time: '9999-12-31T00:00:00Z' } }] } },
       ]);
       assert.equal(status, 200);
       assert.equal(json[0].res, 'err');
-      assert.equal(json[0].dat.code, 'invalid_location');
-      assert.match(json[0].dat.message, /^location\.time is 9999-12-31T00:00:00\.000Z, more than 300 s ahead/);
+      assert.equal(json[0].erc, 400);
+      assert.match(json[0].err, /^loc\.tim is 9999-12-31T00:00:00\.000Z, more than 300 s ahead/);
       assert.equal(json[1].res, 'err');
-      assert.equal(json[1].dat.code, 'invalid_location');
-      assert.match(json[1].dat.message, /^objects\[1\]\.location\.time \(object "late"\)/);
+      assert.equal(json[1].erc, 400);
+      assert.match(json[1].err, /^objects\[1\]\.location\.time \(object "late"\)/);
     });
   });
 });

@@ -1,8 +1,9 @@
 /**
  * Runs every example of docs/protocol.md, in order, against a fresh server: `v1` blocks
- * over one TCP connection (`→` sent, `←` the next message received, compared as JSON
- * where "…" matches any value), and `sh` blocks (curl against /v1/http) whose output
- * must equal the `json` block that follows.
+ * over one TCP connection (`→` sent, `←` the next frame received, compared as JSON
+ * where "…" matches any value; a frame that gets no reply, such as a successful `set`,
+ * shows as the next `←` belonging to a later `→`), and `sh` blocks (curl against /v1/http
+ * and /api/v1) whose output must equal the `json` block that follows.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -91,7 +92,7 @@ describe('docs/protocol.md examples', () => {
 
   it('has examples of every action family and of events', () => {
     const text = examples.map((e) => (e.kind === 'v1' ? e.lines.join('\n') : e.command)).join('\n');
-    for (const part of ['"typ":"obj"', '"typ":"are"', '"typ":"sys"', '"typ":"sub"', '"typ":"evt"', 'Bearer $TOKEN', '/v1/http']) {
+    for (const part of ['"typ":"obj"', '"typ":"are"', '"typ":"sys"', '"typ":"sub"', '"typ":"evt"', 'Bearer $TOKEN', '/v1/http', '/api/v1', '"act":"hbt"', '"act":"set"']) {
       assert.ok(text.includes(part), `no example with ${part}`);
     }
   });

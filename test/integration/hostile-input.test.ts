@@ -55,8 +55,12 @@ function watchHealth(httpUrl: string): { stop: () => Promise<{ worst: number; fa
 
 const pin = { typ: 'sys', act: 'pin' };
 
-function upd(id: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { typ: 'obj', act: 'upd', dat: { id, location: { longitude: 13.4, latitude: 52.5 }, ...extra } };
+/** An `obj cre` (create or update) with a location; `extra` in REST names (label, data). */
+function upd(id: string, extra: { label?: unknown; data?: unknown } = {}): Record<string, unknown> {
+  const message: Record<string, unknown> = { typ: 'obj', act: 'cre', cid: `cre-${id.slice(0, 16)}`, id, loc: { lon: 13.4, lat: 52.5 } };
+  if (extra.label !== undefined) message.lab = extra.label;
+  if (extra.data !== undefined) message.dat = extra.data;
+  return message;
 }
 
 /** `depth` levels of nested objects. */
@@ -117,7 +121,7 @@ describe('hostile input: the server stays healthy and rejected messages change n
       try {
         const reply = await client.request(message, 30_000);
         assert.equal(reply.length, 1);
-        assert.equal(reply[0].dat.code, 'too_large');
+        assert.equal(reply[0].erc, 413);
         assert.equal((await client.one(pin)).res, 'suc');
       } finally {
         await client.close();
@@ -129,7 +133,7 @@ describe('hostile input: the server stays healthy and rejected messages change n
   it('deep nesting, in the message and in data, is an error of its own and changes nothing', async () => {
     const before = dumpDatabase(h.dbPath);
     const deepArray = '['.repeat(100_000) + ']'.repeat(100_000);
-    const deepData = `[{"typ":"obj","act":"upd","dat":{"id":"kept","location":{"longitude":1,"latitude":1},"data":${deepObject(20_000)}}}]`;
+    const deepData = `[{"typ":"obj","act":"cre","cid":"deep","id":"kept","loc":{"lon":1,"lat":1},"dat":${deepObject(20_000)}}]`;
     // An array of (an array of …) is a message whose one action is not an object.
     const http = await postV1(h.url, token, deepArray);
     assert.equal(http.status, 200);
@@ -173,7 +177,7 @@ describe('hostile input: the server stays healthy and rejected messages change n
         // Over the message size limit (1 MiB): the connection is told and closed.
         client.sendText(JSON.stringify([cases[1]]));
         const reply = await client.next(30_000);
-        assert.equal(reply[0].dat.code, 'too_large');
+        assert.equal(reply[0].erc, 413);
         await client.closed;
       } finally {
         await client.close();

@@ -21,8 +21,10 @@ async function tokensFor(h: Harness, realm: string): Promise<{ read: string; wri
 
 const upd = (i: number): Record<string, unknown> => ({
   typ: 'obj',
-  act: 'upd',
-  dat: { id: `o${i}`, location: { longitude: 1, latitude: 1 } },
+  act: 'cre',
+  cid: `c${i}`,
+  id: `o${i}`,
+  loc: { lon: 1, lat: 1 },
 });
 
 describe('actions per message (LOCUS_MAX_ACTIONS)', () => {
@@ -39,7 +41,7 @@ describe('actions per message (LOCUS_MAX_ACTIONS)', () => {
     const refused = await postV1(h.url, tokens.write, Array.from({ length: 101 }, (_, i) => upd(i)));
     assert.equal(refused.status, 413);
     assert.equal(refused.json.error.code, 'too_large');
-    assert.match(refused.json.error.message, /101 actions; at most 100/);
+    assert.match(refused.json.error.message, /101 messages; at most 100/);
     assert.equal(dumpDatabase(h.dbPath), before);
     const taken = await postV1(h.url, tokens.write, Array.from({ length: 100 }, (_, i) => upd(i)));
     assert.equal(taken.status, 200);
@@ -53,7 +55,7 @@ describe('actions per message (LOCUS_MAX_ACTIONS)', () => {
         const before = dumpDatabase(h.dbPath);
         const reply = await client.request(Array.from({ length: 101 }, (_, i) => upd(1000 + i)));
         assert.equal(reply.length, 1);
-        assert.deepEqual([reply[0].typ, reply[0].act, reply[0].res, reply[0].dat.code], ['sys', 'err', 'err', 'too_large']);
+        assert.deepEqual([Object.keys(reply[0]), reply[0].res, reply[0].erc], [['res', 'err', 'erc'], 'err', 413]);
         assert.equal(dumpDatabase(h.dbPath), before);
         const pin = await client.one({ typ: 'sys', act: 'pin' });
         assert.equal(pin.res, 'suc');
@@ -74,7 +76,7 @@ describe('every action counts against the rate limit', () => {
   after(() => h.stop());
 
   const kinds: [string, Record<string, unknown>][] = [
-    ['sys pin', { typ: 'sys', act: 'pin' }],
+    ['sys pin', { typ: 'sys', act: 'pin', cid: 'p' }],
     ['an unknown action', { typ: 'sys', act: 'nope' }],
     ['an invalid action', { typ: 7 }],
   ];
@@ -82,9 +84,10 @@ describe('every action counts against the rate limit', () => {
     it(`${name}: the sixth in a burst of five is rate_limited`, async () => {
       const token = (await h.server.realms.createToken('default', 'rated', { scope: 'read' })).token;
       const reply = (await postV1(h.url, token, Array.from({ length: 7 }, () => action))).json as Json[];
-      const codes = reply.map((r): string => (r.res === 'suc' ? 'suc' : String(r.dat.code)));
-      assert.equal(codes.slice(5).join(), 'rate_limited,rate_limited', JSON.stringify(codes));
-      assert.ok(!codes.slice(0, 5).includes('rate_limited'), JSON.stringify(codes));
+      const codes = reply.map((r): string => (r.res === 'suc' ? 'suc' : String(r.erc)));
+      assert.equal(codes.length, 7);
+      assert.equal(codes.slice(5).join(), '429,429', JSON.stringify(codes));
+      assert.ok(!codes.slice(0, 5).includes('429'), JSON.stringify(codes));
     });
   }
 
@@ -93,12 +96,12 @@ describe('every action counts against the rate limit', () => {
       const token = (await h.server.realms.createToken('default', 'rated', { scope: 'read' })).token;
       const client = await connectV1(transport, h.server, token);
       try {
-        const reply = await client.request(Array.from({ length: 6 }, () => ({ typ: 'sys', act: 'pin' })));
+        const reply = await client.request(Array.from({ length: 6 }, (_v, i) => ({ typ: 'sys', act: 'pin', cid: i })));
         assert.deepEqual(
           reply.map((r: Json): string => String(r.res)),
           ['suc', 'suc', 'suc', 'suc', 'suc', 'err'],
         );
-        assert.equal(reply[5].dat.code, 'rate_limited');
+        assert.equal(reply[5].erc, 429);
       } finally {
         await client.close();
       }
@@ -119,14 +122,15 @@ describe('every action counts against the rate limit', () => {
       assert.ok(Number(limited.headers.get('retry-after')) >= 1);
       const valid = await call(other.url, 'GET', '/v2/realm/guarded/object', { token: realm.read });
       assert.equal(valid.status, 429);
-      const v1 = await postV1(other.url, realm.read, [{ typ: 'sys', act: 'pin' }]);
+      const v1 = await postV1(other.url, realm.read, [{ typ: 'sys', act: 'pin', cid: 'p' }]);
       assert.equal(v1.status, 429);
       const handshake = await connectTcp(other.server.tcpPort);
       handshake.sendText(`Bearer ${realm.read}`);
       const reply = await handshake.next();
       assert.deepEqual([reply[0].act, reply[0].res], ['aut', 'err']);
-      assert.match(reply[0].dat.message as string, /too many failed authentications/);
-      await handshake.closed;
+      assert.match(reply[0].err as string, /too many failed authentications/);
+      assert.equal(reply[0].erc, 429);
+      await handshake.close();
     } finally {
       await other.stop();
     }
@@ -140,8 +144,8 @@ describe('every action counts against the rate limit', () => {
         const client = await connectTcp(other.server.tcpPort);
         client.sendText(`Bearer wrong-${i}`);
         const reply = await client.next();
-        messages.push(reply[0].dat.message as string);
-        await client.closed;
+        messages.push(reply[0].err as string);
+        await client.close();
       }
       assert.doesNotMatch(messages[1] ?? '', /too many/);
       assert.match(messages[2] ?? '', /too many failed authentications/);
@@ -191,8 +195,8 @@ describe('a begun line or frame must end (LOCUS_PARTIAL_TIMEOUT_MS)', () => {
     const started = Date.now();
     client.sendBytes('[{"typ":"sys","act":"pi');
     const reply = await client.next(5000);
-    assert.equal(reply[0].dat.code, 'timeout');
-    assert.match(reply[0].dat.message as string, /line was begun and not ended within 300 ms/);
+    assert.equal(reply[0].erc, 408);
+    assert.match(reply[0].err as string, /line was begun and not ended within 300 ms/);
     await client.closed;
     assert.ok(Date.now() - started < 5000);
   });
@@ -207,7 +211,7 @@ describe('a begun line or frame must end (LOCUS_PARTIAL_TIMEOUT_MS)', () => {
       // A line sent in two parts in time is one message.
       client.sendBytes('[{"typ":"sys",');
       await new Promise((resolve) => setTimeout(resolve, 100));
-      client.sendBytes('"act":"pin"}]\n');
+      client.sendBytes('"act":"pin","cid":"two-parts"}]\n');
       assert.equal((await client.next())[0].res, 'suc');
       await new Promise((resolve) => setTimeout(resolve, 500));
       assert.equal(client.isClosed, false);

@@ -167,7 +167,7 @@ describe('REST v2, Hivekit compatibility', () => {
       const rest = await call(url, 'POST', '/v2/realm/fleet/area/nameless', { token: tokens.write, body: { shape } });
       assert.equal(rest.status, 400);
       assert.match(rest.json.error.message as string, /^label is required/);
-      const v1 = await postV1(url, tokens.write, [{ typ: 'are', act: 'cre', dat: { id: 'nameless', shape } }]);
+      const v1 = await postV1(url, tokens.write, [{ typ: 'are', act: 'cre', cid: 'c', id: 'nameless', sty: 'cir', sha: shape }]);
       assert.equal(v1.json[0].res, 'suc', JSON.stringify(v1.json));
       const read = await call(url, 'GET', '/v2/realm/fleet/area/nameless', { token: tokens.read });
       assert.equal(read.json.label, null);

@@ -28,6 +28,12 @@ async function subscribe(client: V1Client, dat: Record<string, unknown> = {}, re
   return result.dat.id as string;
 }
 
+/** A REST location (loc()) in v1's short keys. */
+function v1Loc(location: Record<string, unknown>): Record<string, unknown> {
+  const names: Record<string, string> = { longitude: 'lon', latitude: 'lat', time: 'tim' };
+  return Object.fromEntries(Object.entries(location).map(([key, value]) => [names[key] ?? key, value]));
+}
+
 /** Waits a little and checks that no (further) event arrived. */
 async function assertQuiet(client: V1Client, count: number): Promise<void> {
   await pause(100);
@@ -83,7 +89,7 @@ describe('v1 live events', () => {
     const client = await connectWs(h.url, realm.write);
     await subscribe(client);
     const before = client.log.length;
-    const [reply] = await client.request([{ typ: 'obj', act: 'upd', rid: 'w', dat: { id: 'self', location: loc(1.5, 1) } }]);
+    const [reply] = await client.request([{ typ: 'obj', act: 'cre', rid: 'w', id: 'self', loc: v1Loc(loc(1.5, 1)) }]);
     assert.equal(reply.rid, 'w');
     await client.waitForEvents(3);
     const after = client.log.slice(before);
@@ -97,7 +103,7 @@ describe('v1 live events', () => {
     await subscribe(client, { objects: ['piped'] });
     const before = client.log.length;
     const moves = [loc(1.5, 1), loc(2.5, 1), loc(5, 5), loc(1.5, 1.5)];
-    moves.forEach((location, k) => client.sendText(JSON.stringify([{ typ: 'obj', act: 'upd', rid: `m${k}`, dat: { id: 'piped', location } }])));
+    moves.forEach((location, k) => client.sendText(JSON.stringify([{ typ: 'obj', act: 'cre', rid: `m${k}`, id: 'piped', loc: v1Loc(location) }])));
     for (let k = 0; k < moves.length; k++) await client.next();
     await client.waitForEvents(10);
     await assertQuiet(client, 10);
@@ -196,11 +202,11 @@ describe('v1 live events', () => {
     const b = await subscribe(client, { objects: ['u2'] });
     const c = await subscribe(client, { objects: ['u3'] });
     const [one, missing] = await client.request([
-      { typ: 'sub', act: 'uns', dat: { id: a } },
-      { typ: 'sub', act: 'uns', dat: { id: a } },
+      { typ: 'sub', act: 'uns', id: a, cid: '1' },
+      { typ: 'sub', act: 'uns', id: a, cid: '2' },
     ]);
     assert.deepEqual(one.dat, { ids: [a] });
-    assert.equal(missing.dat.code, 'not_found');
+    assert.equal(missing.erc, 404);
     await rest('POST', '/object', { objects: [{ id: 'u1', location: loc(40, 40) }, { id: 'u2', location: loc(40, 40) }] });
     await client.waitForEvents(1);
     assert.deepEqual(flat(client.events), ['loc u2']);
@@ -218,12 +224,12 @@ describe('v1 live events', () => {
       { typ: 'sub', act: 'sub', dat: { objects: 'o1' } },
       { typ: 'sub', act: 'sub', dat: { areas: [1] } },
       { typ: 'sub', act: 'sub', dat: { kinds: ['loc'] } },
-      { typ: 'sub', act: 'uns', dat: { id: 5 } },
-      { typ: 'sys', act: 'pin' },
+      { typ: 'sub', act: 'uns', id: 5 },
+      { typ: 'sys', act: 'pin', cid: 'p' },
     ]);
     assert.deepEqual(
-      results.map((r: Json): string => (r.res === 'suc' ? 'ok' : (r.dat.code as string))),
-      ['invalid_request', 'invalid_request', 'invalid_id', 'invalid_request', 'invalid_id', 'ok'],
+      results.map((r: Json): string => (r.res === 'suc' ? 'ok' : String(r.erc))),
+      ['400', '400', '400', '400', '400', 'ok'],
     );
     await client.close();
   });
@@ -236,7 +242,7 @@ describe('v1 live events', () => {
     await subscribe(theirs);
     await subscribe(admin, { objects: ['iso'] }, 'ev-other');
     const [forbidden] = await theirs.request([{ typ: 'sub', act: 'sub', rea: 'ev' }]);
-    assert.equal(forbidden.dat.code, 'forbidden');
+    assert.equal(forbidden.erc, 403);
     await rest('PUT', '/object/iso', { location: loc(0.5, 1) });
     const put = await call(h.url, 'PUT', '/v2/realm/ev-other/object/iso', { token: other.write, body: { location: loc(0.5, 1) } });
     assert.equal(put.status, 200);
@@ -258,11 +264,11 @@ describe('v1 live events', () => {
     const res = await fetch(h.url + '/v1/http', {
       method: 'POST',
       headers: { authorization: `Bearer ${realm.write}`, 'content-type': 'application/json' },
-      body: JSON.stringify([{ typ: 'obj', act: 'upd', dat: { id: 'via-http', location: loc(60, 60) } }]),
+      body: JSON.stringify([{ typ: 'obj', act: 'set', cid: 'h', id: 'via-http', loc: v1Loc(loc(60, 60)) }]),
     });
     assert.equal(res.status, 200);
     const writer = await connectTcp(h.server.tcpPort, realm.write);
-    await writer.request([{ typ: 'obj', act: 'blk', dat: { objects: [{ id: 'via-tcp', location: loc(61, 61) }] } }]);
+    await writer.request([{ typ: 'obj', act: 'blk', cid: 'b', dat: { objects: [{ id: 'via-tcp', location: loc(61, 61) }] } }]);
     await sub.waitForEvents(2);
     assert.deepEqual(flat(sub.events), ['loc via-http', 'loc via-tcp']);
     await Promise.all([sub.close(), writer.close()]);
@@ -277,13 +283,13 @@ describe('v1 live events', () => {
     const del = await call(h.url, 'DELETE', '/admin/v1/realm/doomed', { token: adminToken });
     assert.equal(del.status, 200);
     const notice = await admin.next();
-    assert.equal(notice[0].act, 'err');
-    assert.equal(notice[0].dat.code, 'not_found');
-    assert.match(notice[0].dat.message as string, new RegExp(id));
+    assert.deepEqual(Object.keys(notice[0]), ['res', 'err', 'erc']);
+    assert.equal(notice[0].erc, 404);
+    assert.match(notice[0].err as string, new RegExp(id));
     assert.equal(admin.isClosed, false);
     await own.next();
-    own.sendText('[{"typ":"sys","act":"pin"}]');
-    assert.equal((await own.next())[0].dat.code, 'unauthorized');
+    own.sendText('[{"typ":"sys","act":"pin","cid":"p"}]');
+    assert.equal((await own.next())[0].erc, 401);
     await own.closed;
     // Recreated under the same id: the old subscription does not come back.
     const again = await makeRealm(h.url, 'doomed');
@@ -318,7 +324,7 @@ describe('v1 flow control', () => {
       const started = Date.now();
       for (let batch = 0; batch < 40; batch++) {
         const objects = Array.from({ length: 250 }, (_, i) => ({ id: `o${i}`, label, data, location: loc(batch * 0.01, i * 0.001) }));
-        const [reply] = await writer.request([{ typ: 'obj', act: 'blk', dat: { objects } }], 10_000);
+        const [reply] = await writer.request([{ typ: 'obj', act: 'blk', cid: batch, dat: { objects } }], 10_000);
         assert.equal(reply.res, 'suc', JSON.stringify(reply));
         sent += objects.length;
       }
@@ -328,7 +334,7 @@ describe('v1 flow control', () => {
       await resumed;
       await slow.closed;
       assert.ok(slow.events.length < sent, 'the slow subscriber lost events');
-      const notices = slow.log.filter((m: Json) => Array.isArray(m) && m[0]?.typ === 'sys' && m[0].dat.code === 'slow_consumer');
+      const notices = slow.log.filter((m: Json) => Array.isArray(m) && m[0]?.res === 'err' && m[0].erc === 503 && /dropped|fast enough/.test(m[0].err as string));
       assert.ok(notices.length > 0, 'the slow subscriber was told');
       assert.ok(writeMs < 15_000);
       await Promise.all([fast.close(), writer.close()]);

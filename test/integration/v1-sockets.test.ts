@@ -13,30 +13,50 @@ import { connectTcp, connectV1, connectWs, postV1, wsUrl, type Json, type V1Clie
 const transports: V1Transport[] = ['ws', 'tcp'];
 const maxMessageBytes = 64 * 1024;
 
-/** The one reply of a refused handshake, and the close that follows it. */
-async function assertAuthFailure(client: V1Client, messagePart?: RegExp): Promise<void> {
+/**
+ * The one reply of a refused sign-in (`sys`/`aut` with `err` and `erc` 401). The connection
+ * stays open for another `Bearer` frame (compat 1.2.6), unless `closes` (the handshake
+ * timeout, a frame over the size limit): then it is closed (WebSocket code 4401 for the timeout).
+ */
+async function assertAuthFailure(client: V1Client, messagePart?: RegExp, closes: 'open' | 'timeout' | 'fatal' = 'open'): Promise<void> {
   const reply = await client.next();
   assert.equal(reply.length, 1);
-  assert.deepEqual({ ...reply[0], dat: { ...reply[0].dat, message: '…' } }, {
-    typ: 'sys',
-    act: 'aut',
-    res: 'err',
-    dat: { code: 'unauthorized', message: '…' },
-  });
-  if (messagePart !== undefined) assert.match(reply[0].dat.message as string, messagePart);
+  if (closes === 'fatal') {
+    assertMessageError(reply, 'too_large');
+  } else {
+    assert.deepEqual({ ...reply[0], err: '…' }, { typ: 'sys', act: 'aut', res: 'err', err: '…', erc: 401 });
+    if (messagePart !== undefined) assert.match(reply[0].err as string, messagePart);
+  }
+  if (closes === 'open') {
+    assert.equal(client.isClosed, false);
+    await client.close();
+    return;
+  }
   const closed = await client.closed;
-  if (client.transport === 'ws') assert.equal(closed.code, 4401);
+  if (client.transport === 'ws' && closes === 'timeout') assert.equal(closed.code, 4401);
 }
 
-/** A message-level error: one `sys`/`err` element. */
+/** The `erc` of each error code these tests expect. */
+const ERC: Record<string, number> = {
+  invalid_json: 400,
+  invalid_request: 400,
+  invalid_id: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  timeout: 408,
+  too_large: 413,
+  unavailable: 503,
+};
+
+/** A frame-level error: one `{res, err, erc}` element, without `typ` (compat 3.5). */
 function assertMessageError(reply: Json, code: string): void {
   assert.ok(Array.isArray(reply), JSON.stringify(reply));
   assert.equal(reply.length, 1);
-  assert.equal(reply[0].typ, 'sys');
-  assert.equal(reply[0].act, 'err');
+  assert.deepEqual(Object.keys(reply[0]), ['res', 'err', 'erc'], JSON.stringify(reply));
   assert.equal(reply[0].res, 'err');
-  assert.equal(reply[0].dat.code, code, JSON.stringify(reply));
-  assert.equal(typeof reply[0].dat.message, 'string');
+  assert.equal(reply[0].erc, ERC[code], JSON.stringify(reply));
+  assert.equal(typeof reply[0].err, 'string');
 }
 
 /** Opens a connection without authenticating. */
@@ -77,7 +97,7 @@ describe('v1 over WebSocket and TCP', () => {
         await client.close();
       });
 
-      it('handshake fails on an unknown token, and the connection is closed', async () => {
+      it('handshake fails on an unknown token; the connection stays open', async () => {
         const client = await open(h, transport);
         client.sendText('Bearer lcs_not-a-real-token');
         await assertAuthFailure(client, /not valid/);
@@ -106,7 +126,7 @@ describe('v1 over WebSocket and TCP', () => {
         await client.close();
       });
 
-      it('garbage and JSON that is not an array get one sys/err each; the connection stays', async () => {
+      it('garbage and JSON that is not an array get one frame error each; the connection stays', async () => {
         const client = await connectV1(transport, h.server, r1.read);
         client.sendText('this is not json');
         assertMessageError(await client.next(), 'invalid_json');
@@ -114,71 +134,80 @@ describe('v1 over WebSocket and TCP', () => {
           client.sendText(text);
           assertMessageError(await client.next(), 'invalid_request');
         }
-        assert.deepEqual(await client.request([]), []);
+        // An empty frame is answered by nothing (no reply is due).
+        client.sendText('[]');
         assert.equal((await client.one({ typ: 'sys', act: 'pin' })).res, 'suc');
         assert.equal(client.isClosed, false);
         await client.close();
       });
 
-      it('unknown typ or act, and malformed actions, fail alone; rid is echoed', async () => {
+      it('unknown typ or act, and malformed messages, fail alone; cid and rid are echoed; unknown keys are ignored', async () => {
         const client = await connectV1(transport, h.server, r1.write);
         const replies = await client.request([
-          { typ: 'nope', act: 'get', rid: 'a' },
+          { typ: 'nope', act: 'rea', cid: 'a' },
           { typ: 'obj', act: 'zap', rid: 'b' },
-          { typ: 'sys', act: 'pin', rid: 'c' },
+          { typ: 'sys', act: 'pin', cid: 'c' },
           7,
           { typ: 'obj' },
-          { typ: 'obj', act: 'get', dat: [] , rid: 9 },
-          { typ: 'obj', act: 'get', extra: 1 },
-          { typ: 'obj', act: 'get', rid: { no: 1 } },
-          { typ: 'obj', act: 'get', dat: { id: 'missing' }, rid: 'd' },
-          { typ: 'constructor', act: 'get' },
+          { typ: 'obj', act: 'lis', dat: [], cid: 9 },
+          { typ: 'obj', act: 'lis', extra: 1, cid: 'x' },
+          { typ: 'obj', act: 'rea', cid: { no: 1 } },
+          { typ: 'obj', act: 'rea', id: 'missing', cid: 'd' },
+          { typ: 'constructor', act: 'rea' },
           { typ: 'obj', act: '__proto__' },
         ]);
         assert.equal(replies.length, 11);
-        const summary = replies.map((r: Json): unknown[] => [r.typ, r.act, r.res, r.res === 'err' ? r.dat.code : 'ok', r.rid]);
+        const summary = replies.map((r: Json): unknown[] => [r.typ, r.act, r.res, r.res === 'err' ? r.erc : 'ok', r.cid ?? r.rid]);
         assert.deepEqual(summary, [
-          ['nope', 'get', 'err', 'invalid_request', 'a'],
-          ['obj', 'zap', 'err', 'invalid_request', 'b'],
+          ['nope', 'rea', 'err', 400, 'a'],
+          ['obj', 'zap', 'err', 400, 'b'],
           ['sys', 'pin', 'suc', 'ok', 'c'],
-          [null, null, 'err', 'invalid_request', undefined],
-          ['obj', null, 'err', 'invalid_request', undefined],
-          ['obj', 'get', 'err', 'invalid_request', 9],
-          ['obj', 'get', 'err', 'invalid_request', undefined],
-          ['obj', 'get', 'err', 'invalid_request', undefined],
-          ['obj', 'get', 'err', 'not_found', 'd'],
-          ['constructor', 'get', 'err', 'invalid_request', undefined],
-          ['obj', '__proto__', 'err', 'invalid_request', undefined],
+          [undefined, undefined, 'err', 400, undefined],
+          ['obj', undefined, 'err', 400, undefined],
+          ['obj', 'lis', 'err', 400, 9],
+          ['obj', 'lis', 'suc', 'ok', 'x'],
+          ['obj', 'rea', 'err', 400, undefined],
+          ['obj', 'rea', 'err', 404, 'd'],
+          ['constructor', 'rea', 'err', 400, undefined],
+          ['obj', '__proto__', 'err', 400, undefined],
         ]);
-        assert.match(replies[0].dat.message as string, /unknown typ "nope"/);
-        assert.match(replies[1].dat.message as string, /unknown act "zap" for typ obj/);
-        assert.ok(!('rid' in replies[3]));
+        assert.match(replies[0].err as string, /unknown typ "nope"/);
+        assert.match(replies[1].err as string, /unknown act "zap" for typ obj/);
+        assert.equal(replies[8].err, 'unknown object missing');
+        assert.ok(!('cid' in replies[3]));
         assert.equal(client.isClosed, false);
         await client.close();
       });
 
-      it('sys/pin answers with the server time; sys/aut after the handshake is an error', async () => {
+      it('sys/pin answers with the server time; sys/hbt echoes its cid; sys/aut after the handshake is an error', async () => {
         const client = await connectV1(transport, h.server, r1.read);
-        const [pin, aut] = await client.request([{ typ: 'sys', act: 'pin' }, { typ: 'sys', act: 'aut', dat: { token: 'x' } }]);
+        const [pin, hbt, aut] = await client.request([
+          { typ: 'sys', act: 'pin', cid: 'p' },
+          { typ: 'sys', act: 'hbt', cid: 'heartbeat-x' },
+          { typ: 'sys', act: 'aut', dat: { token: 'x' } },
+        ]);
         assert.ok(Math.abs(Date.parse(pin.dat.time as string) - Date.now()) < 5000);
+        assert.deepEqual(hbt, { typ: 'sys', act: 'hbt', cid: 'heartbeat-x', res: 'suc' });
         assert.equal(aut.res, 'err');
+        assert.equal(aut.erc, 400);
         await client.close();
       });
 
       it('the admin token belongs to no realm: actions must name rea', async () => {
         const client = await connectV1(transport, h.server, adminToken);
         const [missing, named, pin] = await client.request([
-          { typ: 'obj', act: 'lis' },
-          { typ: 'obj', act: 'lis', rea: 'r1' },
-          { typ: 'sys', act: 'pin' },
+          { typ: 'obj', act: 'lis', cid: '1' },
+          { typ: 'obj', act: 'lis', rea: 'r1', cid: '2' },
+          { typ: 'sys', act: 'pin', cid: '3' },
         ]);
         assert.equal(missing.res, 'err');
-        assert.equal(missing.dat.code, 'invalid_request');
-        assert.match(missing.dat.message as string, /rea/);
+        assert.equal(missing.erc, 400);
+        assert.match(missing.err as string, /rea/);
         assert.equal(named.res, 'suc');
         assert.equal(pin.res, 'suc');
-        const [nowhere] = await client.request([{ typ: 'obj', act: 'lis', rea: 'no-such-realm' }]);
-        assert.equal(nowhere.dat.code, 'not_found');
+        const [nowhere] = await client.request([{ typ: 'obj', act: 'lis', rea: 'no-such-realm', cid: '4' }]);
+        assert.equal(nowhere.err, 'unknown realm no-such-realm');
+        assert.equal(nowhere.erc, 404);
         await client.close();
       });
 
@@ -186,29 +215,30 @@ describe('v1 over WebSocket and TCP', () => {
         const one = await connectV1(transport, h.server, r1.write);
         const two = await connectV1(transport, h.server, r2.write);
         const id = `secret-${transport}`;
-        assert.equal((await one.one({ typ: 'obj', act: 'upd', dat: { id, label: 'r1 only' } })).res, 'suc');
+        assert.equal((await one.one({ typ: 'obj', act: 'cre', id, lab: 'r1 only' })).res, 'suc');
         const [get, lis, cross, crossWrite] = await two.request([
-          { typ: 'obj', act: 'get', dat: { id } },
-          { typ: 'obj', act: 'lis' },
-          { typ: 'obj', act: 'get', rea: 'r1', dat: { id } },
-          { typ: 'obj', act: 'upd', rea: 'r1', dat: { id, label: 'hijack' } },
+          { typ: 'obj', act: 'rea', id, cid: '1' },
+          { typ: 'obj', act: 'lis', cid: '2' },
+          { typ: 'obj', act: 'rea', rea: 'r1', id, cid: '3' },
+          { typ: 'obj', act: 'upd', rea: 'r1', id, lab: 'hijack', cid: '4' },
         ]);
-        assert.equal(get.dat.code, 'not_found');
+        assert.equal(get.erc, 404);
         assert.ok(!(id in lis.dat));
-        assert.equal(cross.dat.code, 'forbidden');
-        assert.equal(crossWrite.dat.code, 'forbidden');
-        const [mine] = await one.request([{ typ: 'obj', act: 'get', dat: { id } }]);
-        assert.equal(mine.dat.label, 'r1 only');
+        assert.equal(cross.erc, 403);
+        assert.equal(crossWrite.erc, 403);
+        const mine = await one.one({ typ: 'obj', act: 'rea', id });
+        assert.equal(mine.dat.lab, 'r1 only');
         await Promise.all([one.close(), two.close()]);
       });
 
       it('a read token cannot write: 403 for that action only', async () => {
         const client = await connectV1(transport, h.server, r1.read);
         const [write, read] = await client.request([
-          { typ: 'obj', act: 'upd', dat: { id: 'x', label: 'no' } },
-          { typ: 'obj', act: 'lis' },
+          { typ: 'obj', act: 'set', id: 'x', lab: 'no' },
+          { typ: 'obj', act: 'lis', cid: 'l' },
         ]);
-        assert.equal(write.dat.code, 'forbidden');
+        assert.equal(write.erc, 403);
+        assert.equal(write.act, 'set');
         assert.equal(read.res, 'suc');
         await client.close();
       });
@@ -216,18 +246,18 @@ describe('v1 over WebSocket and TCP', () => {
       it('pipelined messages: writes apply in order, reads see the writes before them, replies keep their order', async () => {
         const client = await connectV1(transport, h.server, r1.write);
         const id = `piped-${transport}`;
-        const upd = (rid: number, label: unknown): Json => ({ typ: 'obj', act: 'upd', rid, dat: { id, label } });
-        const get = (rid: number): Json => ({ typ: 'obj', act: 'get', rid, dat: { id } });
+        const upd = (cid: number, lab: unknown): Json => ({ typ: 'obj', act: 'cre', cid, id, lab });
+        const get = (cid: number): Json => ({ typ: 'obj', act: 'rea', cid, id });
         const messages: (Json[] | string)[] = [
           [upd(1, 'one')],
-          [{ typ: 'obj', act: 'blk', rid: 2, dat: { objects: [{ id, label: 'two' }, { id: `${id}-b` }] } }],
+          [{ typ: 'obj', act: 'blk', cid: 2, dat: { objects: [{ id, label: 'two' }, { id: `${id}-b` }] } }],
           [get(3), upd(4, 'four'), get(5)],
           // Failures in the middle change nothing and stop nothing.
           [upd(6, 66)],
           'not json',
-          [{ typ: 'obj', act: 'blk', rid: 7, dat: { objects: [{ id, label: 'seven' }, { id: '' }] } }],
+          [{ typ: 'obj', act: 'blk', cid: 7, dat: { objects: [{ id, label: 'seven' }, { id: '' }] } }],
           [upd(8, 'eight'), upd(9, 'nine'), get(10)],
-          [{ typ: 'obj', act: 'del', rid: 11, dat: { id: `${id}-b` } }, upd(12, 'twelve')],
+          [{ typ: 'obj', act: 'del', cid: 11, id: `${id}-b` }, upd(12, 'twelve')],
         ];
         // Sent together: the server reads them in one go and starts each behind the last.
         for (const message of messages) client.sendText(typeof message === 'string' ? message : JSON.stringify(message));
@@ -235,16 +265,16 @@ describe('v1 over WebSocket and TCP', () => {
         for (let k = 0; k < messages.length; k++) replies.push(await client.next());
         const summary = replies.map((reply: Json): unknown =>
           Array.isArray(reply)
-            ? reply.map((r: Json) => `${r.rid as number} ${r.res as string}${r.act === 'get' && r.res === 'suc' ? ` ${r.dat.label as string}` : ''}`)
+            ? reply.map((r: Json) => `${r.cid as number} ${r.res as string}${r.act === 'rea' && r.res === 'suc' ? ` ${r.dat.lab as string}` : ''}`)
             : (reply as Json[])[0],
         );
         assert.deepEqual(summary.slice(0, 4), [['1 suc'], ['2 suc'], ['3 suc two', '4 suc', '5 suc four'], ['6 err']]);
         assertMessageError(replies[4], 'invalid_json');
         assert.deepEqual(summary.slice(5), [['7 err'], ['8 suc', '9 suc', '10 suc nine'], ['11 suc', '12 suc']]);
         const [obj] = await client.request([get(13)]);
-        assert.equal(obj.dat.label, 'twelve');
-        const [gone] = await client.request([{ typ: 'obj', act: 'get', rid: 14, dat: { id: `${id}-b` } }]);
-        assert.equal(gone.dat.code, 'not_found');
+        assert.equal(obj.dat.lab, 'twelve');
+        const [gone] = await client.request([{ typ: 'obj', act: 'rea', cid: 14, id: `${id}-b` }]);
+        assert.equal(gone.erc, 404);
         await client.close();
       });
 
@@ -253,18 +283,18 @@ describe('v1 over WebSocket and TCP', () => {
         const id = (k: number, i: number): string => `big-${transport}-${k}-${i}`;
         // Each about 40 KB: two under way would pass maxMessageBytes (64 KiB), so each waits.
         const messages = Array.from({ length: 5 }, (_v, k) =>
-          JSON.stringify([{ typ: 'obj', act: 'blk', rid: k, dat: { objects: Array.from({ length: 300 }, (_w, i) => ({ id: id(k, i), label: `${k}`.repeat(100) })) } }]),
+          JSON.stringify([{ typ: 'obj', act: 'blk', cid: k, dat: { objects: Array.from({ length: 300 }, (_w, i) => ({ id: id(k, i), label: `${k}`.repeat(100) })) } }]),
         );
         assert.ok(messages.every((text) => text.length > 33_000 && text.length < 60_000));
         for (const text of messages) client.sendText(text);
-        client.sendText(JSON.stringify([{ typ: 'obj', act: 'get', rid: 'last', dat: { id: id(4, 299) } }]));
+        client.sendText(JSON.stringify([{ typ: 'obj', act: 'rea', cid: 'last', id: id(4, 299) }]));
         for (let k = 0; k < messages.length; k++) {
           const [reply] = (await client.next()) as Json[];
-          assert.deepEqual([reply.rid, reply.res, reply.dat.count], [k, 'suc', 300]);
+          assert.deepEqual([reply.cid, reply.res, reply.dat.count], [k, 'suc', 300]);
         }
         const [last] = (await client.next()) as Json[];
-        assert.equal(last.rid, 'last');
-        assert.equal(last.dat.label, '4'.repeat(100));
+        assert.equal(last.cid, 'last');
+        assert.equal(last.dat.lab, '4'.repeat(100));
         await client.close();
       });
 
@@ -274,7 +304,7 @@ describe('v1 over WebSocket and TCP', () => {
         assert.equal((await client.one({ typ: 'sys', act: 'pin' })).res, 'suc');
         const revoked = await call(h.url, 'DELETE', `/admin/v1/realm/r1/token/${issued.json.id as string}`, { token: adminToken });
         assert.equal(revoked.status, 200);
-        client.sendText('[{"typ":"sys","act":"pin"}]');
+        client.sendText('[{"typ":"sys","act":"pin","cid":"after"}]');
         assertMessageError(await client.next(), 'unauthorized');
         const closed = await client.closed;
         if (transport === 'ws') assert.equal(closed.code, 4401);
@@ -304,14 +334,14 @@ describe('v1 over WebSocket and TCP', () => {
 
     it('keeps a UTF-8 character split across writes', async () => {
       const client = await connectTcp(h.server.tcpPort, r1.write);
-      const bytes = Buffer.from(JSON.stringify([{ typ: 'obj', act: 'upd', dat: { id: 'utf8', label: 'Zürich 🚚' } }]) + '\n');
+      const bytes = Buffer.from(JSON.stringify([{ typ: 'obj', act: 'cre', cid: 'u', id: 'utf8', lab: 'Zürich 🚚' }]) + '\n');
       const cut = bytes.indexOf(Buffer.from('🚚')) + 2;
       client.sendBytes(bytes.subarray(0, cut));
       await new Promise((resolve) => setTimeout(resolve, 20));
       client.sendBytes(bytes.subarray(cut));
       assert.equal((await client.next())[0].res, 'suc');
-      const [get] = await client.request([{ typ: 'obj', act: 'get', dat: { id: 'utf8' } }]);
-      assert.equal(get.dat.label, 'Zürich 🚚');
+      const get = await client.one({ typ: 'obj', act: 'rea', id: 'utf8' });
+      assert.equal(get.dat.lab, 'Zürich 🚚');
       await client.close();
     });
 
@@ -332,10 +362,10 @@ describe('v1 over WebSocket and TCP', () => {
       await client.closed;
     });
 
-    it('a line over the limit before the handshake fails the handshake', async () => {
+    it('a line over the limit before the handshake is a too_large error, then the connection closes', async () => {
       const client = await connectTcp(h.server.tcpPort);
       client.sendBytes('x'.repeat(maxMessageBytes + 10));
-      await assertAuthFailure(client);
+      await assertAuthFailure(client, undefined, 'fatal');
     });
 
     it('a client that half-closes gets the answers to what it sent, then the end', async () => {
@@ -369,10 +399,16 @@ describe('v1 over WebSocket and TCP', () => {
       assert.equal((await client.closed).code, 1009);
     });
 
-    it('a message over the limit before the handshake fails it', async () => {
+    it('a message over the limit before the handshake is a too_large error, then close', async () => {
       const client = await connectWs(h.url);
       client.sendText('x'.repeat(maxMessageBytes + 10));
-      await assertAuthFailure(client);
+      await assertAuthFailure(client, undefined, 'fatal');
+    });
+
+    it('/ws is the same endpoint as /v1/ws', async () => {
+      const client = await connectWs(h.url, r1.read, '/ws');
+      assert.equal((await client.one({ typ: 'sys', act: 'hbt' })).res, 'suc');
+      await client.close();
     });
 
     it('binary frames carry UTF-8 JSON too; invalid UTF-8 there is invalid_json', async () => {
@@ -393,25 +429,29 @@ describe('v1 over WebSocket and TCP', () => {
   });
 
   describe('/v1/http', () => {
-    it('answers an array of actions with one result per action inside a 200', async () => {
-      await postV1(h.url, r1.write, [{ typ: 'obj', act: 'upd', dat: { id: 'h1', label: 'x' } }]);
+    it('answers an array of messages with one reply per cid (and per failure) inside a 200', async () => {
+      await postV1(h.url, r1.write, [{ typ: 'obj', act: 'cre', id: 'h1', lab: 'x', cid: 'c' }]);
       const res = await postV1(h.url, r1.read, [
-        { typ: 'obj', act: 'get', dat: { id: 'h1' }, rid: 'g' },
-        { typ: 'obj', act: 'upd', dat: { id: 'h1' } },
-        { typ: 'huh', act: 'get' },
+        { typ: 'obj', act: 'rea', id: 'h1', cid: 'g' },
+        { typ: 'obj', act: 'upd', id: 'h1', cid: 'u' },
+        { typ: 'huh', act: 'rea' },
       ]);
       assert.equal(res.status, 200);
-      assert.equal(res.json[0].dat.label, 'x');
-      assert.equal(res.json[0].rid, 'g');
-      assert.equal(res.json[1].dat.code, 'forbidden');
-      assert.equal(res.json[2].dat.code, 'invalid_request');
+      assert.equal(res.json.length, 3);
+      assert.equal(res.json[0].dat.lab, 'x');
+      assert.equal(res.json[0].cid, 'g');
+      assert.equal(res.json[1].erc, 403);
+      assert.equal(res.json[2].erc, 400);
     });
 
-    it('errors of the request itself use HTTP status and the v2 body', async () => {
+    it('errors of the request itself use HTTP status and a body with both err/erc and the v2 keys', async () => {
       const none = await postV1(h.url, null, []);
       assert.equal(none.status, 401);
       assert.deepEqual(none.json.error.code, 'unauthorized');
       assert.equal(none.json.result, 'error');
+      assert.equal(none.json.res, 'err');
+      assert.equal(none.json.erc, 401);
+      assert.equal(none.json.err, none.json.error.message);
       const bad = await postV1(h.url, 'lcs_bogus', []);
       assert.equal(bad.status, 401);
       const malformed = await postV1(h.url, r1.read, '[{"typ":');
@@ -430,10 +470,10 @@ describe('v1 over WebSocket and TCP', () => {
     });
 
     it('sub and uns are errors: there is no push channel', async () => {
-      const res = await postV1(h.url, r1.read, [{ typ: 'sub', act: 'sub' }, { typ: 'sub', act: 'uns' }]);
+      const res = await postV1(h.url, r1.read, [{ typ: 'sub', act: 'sub', cid: 's' }, { typ: 'sub', act: 'uns', cid: 'u' }]);
       assert.equal(res.status, 200);
       assert.equal(res.json[0].res, 'err');
-      assert.match(res.json[0].dat.message as string, /WebSocket or TCP/);
+      assert.match(res.json[0].err as string, /WebSocket or TCP/);
       assert.equal(res.json[1].res, 'err');
     });
   });
@@ -445,14 +485,14 @@ describe('v1 connection limits and lifecycle', () => {
     try {
       for (const transport of transports) {
         const client = await open(h, transport);
-        await assertAuthFailure(client, /within 150 ms/);
+        await assertAuthFailure(client, /within 150 ms/, 'timeout');
       }
     } finally {
       await h.stop();
     }
   });
 
-  it('idle timeout: a silent TCP connection gets sys/err timeout and is closed; WebSocket pongs keep one open', async () => {
+  it('idle timeout: a silent TCP connection gets a timeout error and is closed; WebSocket pongs keep one open', async () => {
     const h = await startHarness({ idleTimeoutMs: 300 });
     try {
       const realm = await makeRealm(h.url, 'idle');
@@ -477,7 +517,7 @@ describe('v1 connection limits and lifecycle', () => {
       const issued = await call(h.url, 'POST', '/admin/v1/realm/quiet/token', { token: adminToken, body: { scope: 'read' } });
       const revoked = await connectTcp(h.server.tcpPort, issued.json.token as string);
       const kept = await connectWs(h.url, realm.read);
-      for (const client of [revoked, kept]) assert.equal((await client.one({ typ: 'sub', act: 'sub' })).res, 'suc');
+      for (const client of [revoked, kept]) assert.equal((await client.one({ typ: 'sub', act: 'sub', rea: 'quiet' })).res, 'suc');
       await call(h.url, 'DELETE', `/admin/v1/realm/quiet/token/${issued.json.id as string}`, { token: adminToken });
       assertMessageError(await revoked.next(2000), 'unauthorized');
       await revoked.closed;

@@ -27,7 +27,7 @@ export interface V1Client {
   next(timeoutMs?: number): Promise<Json>;
   /** Sends actions and returns the reply array. */
   request(actions: unknown[], timeoutMs?: number): Promise<Json[]>;
-  /** Sends one action and returns its result. */
+  /** Sends one message (with a fresh `cid` unless it has one) and returns its reply. */
   one(action: Record<string, unknown>): Promise<Json>;
   /** Every event received so far, in order. */
   readonly events: Json[];
@@ -47,8 +47,11 @@ export interface V1Client {
   close(): Promise<void>;
 }
 
+/** A frame of pushed messages (`evt` events, Hivekit subscription pushes, pub/sub deliveries): none has `res`. */
 const isEventMessage = (value: unknown): boolean =>
-  Array.isArray(value) && value.length > 0 && value.every((e) => typeof e === 'object' && e !== null && (e as { typ?: unknown }).typ === 'evt');
+  Array.isArray(value) && value.length > 0 && value.every((e) => typeof e === 'object' && e !== null && !('res' in e));
+
+let cids = 0;
 
 class Client implements V1Client {
   readonly events: Json[] = [];
@@ -124,7 +127,8 @@ class Client implements V1Client {
   }
 
   async one(action: Record<string, unknown>): Promise<Json> {
-    const [result] = await this.request([action]);
+    const message = 'cid' in action ? action : { ...action, cid: `c${++cids}` };
+    const [result] = await this.request([message]);
     return result;
   }
 
@@ -161,13 +165,13 @@ class Client implements V1Client {
   }
 }
 
-export function wsUrl(httpUrl: string): string {
-  return httpUrl.replace(/^http/, 'ws') + '/v1/ws';
+export function wsUrl(httpUrl: string, path = '/v1/ws'): string {
+  return httpUrl.replace(/^http/, 'ws') + path;
 }
 
-/** Opens a WebSocket to `/v1/ws`; with `token`, authenticates and checks the success reply. */
-export async function connectWs(httpUrl: string, token?: string): Promise<V1Client> {
-  const ws = new WebSocket(wsUrl(httpUrl));
+/** Opens a WebSocket to `/v1/ws` (or `path`); with `token`, authenticates and checks the success reply. */
+export async function connectWs(httpUrl: string, token?: string, path = '/v1/ws'): Promise<V1Client> {
+  const ws = new WebSocket(wsUrl(httpUrl, path));
   const client = new Client(
     'ws',
     (text) => ws.send(text),
@@ -227,9 +231,15 @@ async function authenticate(client: V1Client, token: string): Promise<void> {
   }
 }
 
-/** POSTs actions to `/v1/http`; returns the status and the parsed body. */
-export async function postV1(httpUrl: string, token: string | null, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: Json }> {
-  const res = await fetch(httpUrl + '/v1/http', {
+/** POSTs messages to `/v1/http` (or `path`); returns the status and the parsed body. */
+export async function postV1(
+  httpUrl: string,
+  token: string | null,
+  body: unknown,
+  headers: Record<string, string> = {},
+  path = '/v1/http',
+): Promise<{ status: number; json: Json }> {
+  const res = await fetch(httpUrl + path, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(token === null ? {} : { authorization: `Bearer ${token}` }), ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),

@@ -7,13 +7,15 @@ import { eventSubject, realmToken } from '../../internal/events/port.js';
 import { filterPasses, parseSubscriptionFilter } from '../../internal/service/subscriptions.js';
 import {
   encodeAuthFailure,
+  encodeAuthSuccess,
   encodeEvent,
   encodeEventMessages,
-  encodeMessageError,
-  encodeResults,
-  errorResult,
-  parseMessage,
-  successResult,
+  encodeFrameError,
+  encodePush,
+  encodeReplies,
+  errorReply,
+  parseFrame,
+  successReply,
 } from '../../internal/transport/actions/codec.js';
 
 const loc: LocusEvent = {
@@ -26,45 +28,51 @@ const delArea: LocusEvent = { kind: 'del', realm: 'r', area: 'A' };
 const delObject: LocusEvent = { kind: 'del', realm: 'r', object: 'o' };
 
 describe('v1 codec', () => {
-  it('parses a message into actions, with dat defaulting to {}', () => {
-    const parsed = parseMessage('[{"typ":"obj","act":"get","rea":"r","rid":3,"dat":{"id":"x"}},{"typ":"sys","act":"pin"}]');
-    assert.deepEqual(parsed, {
+  it('parses a frame into messages: typ, act, cid as a string, the whole object as raw; cid and rid echoed as given', () => {
+    const parsed = parseFrame('[{"typ":"obj","act":"rea","rea":"r","id":"x","cid":3,"rid":"q","extra":true},{"typ":"sys","act":"hbt"}]');
+    assert.ok(parsed.ok);
+    const [first, second] = parsed.items;
+    assert.deepEqual(first, {
       ok: true,
-      actions: [
-        { ok: true, action: { typ: 'obj', act: 'get', rea: 'r', rid: 3, dat: { id: 'x' } } },
-        { ok: true, action: { typ: 'sys', act: 'pin', dat: {} } },
-      ],
+      message: { typ: 'obj', act: 'rea', cid: '3', raw: { typ: 'obj', act: 'rea', rea: 'r', id: 'x', cid: 3, rid: 'q', extra: true } },
+      echo: { cid: 3, rid: 'q' },
     });
+    assert.deepEqual(second, { ok: true, message: { typ: 'sys', act: 'hbt', raw: { typ: 'sys', act: 'hbt' } }, echo: {} });
   });
 
-  it('tells message-level errors from action-level ones', () => {
-    const notJson = parseMessage('{');
-    assert.equal(notJson.ok, false);
+  it('tells frame errors from message errors; a bad message keeps what can be read of it', () => {
+    const notJson = parseFrame('{');
     assert.equal(!notJson.ok && notJson.error.code, 'invalid_json');
-    const notArray = parseMessage('{"typ":"sys"}');
+    const notArray = parseFrame('{"typ":"sys"}');
     assert.equal(!notArray.ok && notArray.error.code, 'invalid_request');
-    const bad = parseMessage('[1,{"typ":"obj","act":"get","rid":"k","rea":5}]');
+    const tooMany = parseFrame('[1,2,3]', 2);
+    assert.equal(!tooMany.ok && tooMany.error.code, 'too_large');
+    const bad = parseFrame('[1,{"typ":"obj","act":"rea","cid":"k","rid":{}},{"typ":"obj","cid":[1]},{"act":"x","cid":"n"}]');
     assert.ok(bad.ok);
-    const [first, second] = bad.actions;
-    assert.equal(first?.ok, false);
-    assert.deepEqual(second && !second.ok ? [second.typ, second.act, second.rid] : null, ['obj', 'get', 'k']);
+    const summary = bad.items.map((item) => (item.ok ? 'ok' : [item.typ, item.act, item.echo, item.error.status]));
+    assert.deepEqual(summary, [
+      [null, null, {}, 400],
+      ['obj', 'rea', { cid: 'k' }, 400],
+      ['obj', null, {}, 400],
+      [null, 'x', { cid: 'n' }, 400],
+    ]);
   });
 
-  it('encodes results with rid and nxt only when present, in key order typ, act, res, dat, rid, nxt', () => {
-    const action = { typ: 'obj', act: 'lis', rid: 'a', dat: {} };
+  it('encodes replies: typ, act, cid/rid when given, res, then the answer; errors with err and erc', () => {
+    const message = { typ: 'obj', act: 'lis', cid: 'a', raw: {} };
     assert.equal(
-      encodeResults([successResult(action, {}, 'c1'), successResult({ typ: 'sys', act: 'pin', dat: {} }, { time: 't' }, null)]),
-      '[{"typ":"obj","act":"lis","res":"suc","dat":{},"rid":"a","nxt":"c1"},{"typ":"sys","act":"pin","res":"suc","dat":{"time":"t"}}]',
+      encodeReplies([successReply(message, { cid: 'a' }, { dat: {}, nxt: 'c1', res: 'no', cid: 'no' }), successReply({ typ: 'sys', act: 'hbt', raw: {} }, { cid: 7, rid: 'r' }, null)]),
+      '[{"typ":"obj","act":"lis","cid":"a","res":"suc","dat":{},"nxt":"c1"},{"typ":"sys","act":"hbt","cid":7,"rid":"r","res":"suc"}]',
     );
     assert.equal(
-      encodeResults([errorResult('obj', 'get', undefined, new LocusError('not_found', 'gone'))]),
-      '[{"typ":"obj","act":"get","res":"err","dat":{"code":"not_found","message":"gone"}}]',
+      encodeReplies([errorReply('obj', 'rea', {}, new LocusError('not_found', 'unknown object x')), errorReply(null, null, { cid: 'z' }, new LocusError('invalid_request', 'bad'))]),
+      '[{"typ":"obj","act":"rea","res":"err","err":"unknown object x","erc":404},{"cid":"z","res":"err","err":"bad","erc":400}]',
     );
-    assert.equal(
-      encodeMessageError(new LocusError('too_large', 'big')),
-      '[{"typ":"sys","act":"err","res":"err","dat":{"code":"too_large","message":"big"}}]',
-    );
-    assert.equal(encodeAuthFailure('no'), '[{"typ":"sys","act":"aut","res":"err","dat":{"code":"unauthorized","message":"no"}}]');
+    assert.equal(encodeFrameError(new LocusError('too_large', 'big')), '[{"res":"err","err":"big","erc":413}]');
+    assert.equal(encodeAuthFailure('signature is invalid'), '[{"typ":"sys","act":"aut","res":"err","err":"signature is invalid","erc":401}]');
+    assert.equal(encodeAuthFailure('slow down', 429), '[{"typ":"sys","act":"aut","res":"err","err":"slow down","erc":429}]');
+    assert.equal(encodeAuthSuccess({ version: '1.2.3', buildDate: 'd' }), '[{"typ":"sys","act":"aut","res":"suc","dat":{"version":"1.2.3","buildDate":"d"}}]');
+    assert.equal(encodePush([{ typ: 'sub', id: 's', uty: 'ful' }]), '[{"typ":"sub","id":"s","uty":"ful"}]');
   });
 
   it('encodes events once each and several as one message', () => {

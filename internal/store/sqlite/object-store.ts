@@ -333,6 +333,16 @@ export class SqliteObjectStore implements ObjectStore {
       const textForNew = this.indexer.behind >= textForNewBehind;
       const writeOne = (folded: FoldedPatch): void => {
         const held = olds.get(folded.id);
+        if (held === undefined && folded.mustExist === true) {
+          // An update of an object that must exist (v1 `obj upd`): unread only when guessed
+          // new. A missing one is skipped: no change for it (the caller answers 404), and the
+          // batch's other patches are written.
+          const existing = this.selectOne.get(realm, folded.id);
+          if (existing === undefined) return;
+          read(existing);
+          writeOne(folded);
+          return;
+        }
         const row = held?.row;
         const old = held?.obj ?? null;
         const next = applyPatch(old, folded, now);

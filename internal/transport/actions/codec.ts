@@ -1,136 +1,150 @@
 /**
- * The v1 action protocol on the wire, for every transport: a message is a JSON array of
- * actions; a reply is a JSON array with one result per action. This module only turns
- * text into actions and results into text; it knows nothing of sockets or services.
+ * The v1 action protocol on the wire (Hivekit's envelope, docs/protocol.md), for every
+ * transport: a frame is a JSON array of messages, each an object with `typ`, `act`, an
+ * optional `cid` (echoed in its one reply), the locus extension `rid` (echoed too) and the
+ * entity's fields as top-level keys. Unknown keys are ignored. A reply is `{typ, act, cid?,
+ * res:"suc", …answer}` or `{typ, act, cid?, res:"err", err:<text>, erc:<HTTP status>}`;
+ * an error of the frame itself is one element `{res:"err", err, erc}`. This module only turns
+ * text into messages and replies into text; it knows nothing of sockets or services.
  */
 import type { BuildInfo } from '../../build-info.js';
-import { quote } from '../../domain/ids.js';
-import { isJsonObject } from '../../domain/ids.js';
-import { invalid, LocusError, tooLarge, type ErrorCode } from '../../errors.js';
+import { describe, isJsonObject } from '../../domain/ids.js';
+import { invalid, LocusError, tooLarge } from '../../errors.js';
 import type { LocusEvent } from '../../events/port.js';
+import type { V1Answer, V1Message } from './v1-handler.js';
 
-/** A client-chosen correlation id, echoed in the action's result. */
-export type Rid = string | number;
+/** A client-chosen correlation id (`cid`, or the extension `rid`), echoed as given. */
+export type Correlation = string | number;
 
-export interface Action {
-  typ: string;
-  act: string;
-  /** The realm named by the action; absent: the token's realm. */
-  rea?: string;
-  rid?: Rid;
-  /** The payload; `{}` when the action gave none. */
-  dat: Record<string, unknown>;
+/** What a reply echoes of its message. */
+export interface Echo {
+  cid?: Correlation;
+  rid?: Correlation;
 }
 
-/** One element of a message: an action, or why it is not one (answered with `res: "err"`). */
-export type ParsedAction = { ok: true; action: Action } | { ok: false; typ: string | null; act: string | null; rid?: Rid; error: LocusError };
+/** One element of a frame: a message, or why it is not one (answered with `res:"err"`). */
+export type ParsedItem =
+  | { ok: true; message: V1Message; echo: Echo }
+  | { ok: false; typ: string | null; act: string | null; echo: Echo; error: LocusError };
 
-export type ParsedMessage = { ok: true; actions: ParsedAction[] } | { ok: false; error: LocusError };
+export type ParsedFrame = { ok: true; items: ParsedItem[] } | { ok: false; error: LocusError };
 
-export interface ActionResult {
-  typ: string | null;
-  act: string | null;
-  res: 'suc' | 'err';
-  dat: unknown;
-  rid?: Rid;
-  /** Cursor of the next page, when a list page is not the last. */
-  nxt?: string;
-}
+/** One element of a reply frame. */
+export type V1Reply = Readonly<Record<string, unknown>>;
 
-const actionKeys = new Set(['typ', 'act', 'rea', 'rid', 'dat']);
+const isCorrelation = (value: unknown): value is Correlation =>
+  typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
 
-const errorDat = (err: LocusError): { code: ErrorCode; message: string } => ({ code: err.code, message: err.message });
-
-function parseAction(value: unknown, index: number): ParsedAction {
-  const where = `action ${index}`;
+function parseItem(value: unknown, index: number): ParsedItem {
   if (!isJsonObject(value)) {
-    return { ok: false, typ: null, act: null, error: invalid(`${where} must be a JSON object with typ, act and dat`) };
+    return { ok: false, typ: null, act: null, echo: {}, error: invalid(`message ${index} must be a JSON object with typ and act (got ${describe(value)})`) };
   }
   const typ = typeof value.typ === 'string' ? value.typ : null;
   const act = typeof value.act === 'string' ? value.act : null;
-  const rid = value.rid;
-  const validRid = typeof rid === 'string' || (typeof rid === 'number' && Number.isFinite(rid));
-  const fail = (message: string): ParsedAction => ({
-    ok: false,
-    typ,
-    act,
-    ...(validRid ? { rid } : {}),
-    error: invalid(`${where}: ${message}`),
-  });
-  for (const key of Object.keys(value)) {
-    if (!actionKeys.has(key)) return fail(`unknown key ${quote(key)}; an action has typ, act, rea, rid and dat`);
-  }
+  const echo: Echo = {};
+  if (isCorrelation(value.cid)) echo.cid = value.cid;
+  if (isCorrelation(value.rid)) echo.rid = value.rid;
+  const fail = (message: string): ParsedItem => ({ ok: false, typ, act, echo, error: invalid(`message ${index}: ${message}`) });
   if (typ === null) return fail('typ must be a string such as "obj"');
-  if (act === null) return fail('act must be a string such as "get"');
-  if (rid !== undefined && !validRid) return fail('rid must be a string or a number');
-  const { rea, dat } = value;
-  if (rea !== undefined && typeof rea !== 'string') return fail('rea must be a realm id (a string)');
-  if (dat !== undefined && !isJsonObject(dat)) return fail('dat must be a JSON object');
-  const action: Action = { typ, act, dat: dat ?? {} };
-  if (rea !== undefined) action.rea = rea;
-  if (validRid) action.rid = rid;
-  return { ok: true, action };
+  if (act === null) return fail('act must be a string such as "rea"');
+  if (value.cid !== undefined && echo.cid === undefined) return fail(`cid must be a string or a number (got ${describe(value.cid)})`);
+  if (value.rid !== undefined && echo.rid === undefined) return fail(`rid must be a string or a number (got ${describe(value.rid)})`);
+  const message: V1Message = { typ, act, raw: value };
+  if (echo.cid !== undefined) message.cid = String(echo.cid);
+  return { ok: true, message, echo };
 }
 
-/** The default of LOCUS_MAX_ACTIONS: actions in one message. */
+/** The default of LOCUS_MAX_ACTIONS: messages in one frame. */
 export const defaultMaxActions = 10_000;
 
 /**
- * Reads an already parsed JSON value as a message (`/v1/http` bodies arrive parsed). A
- * message of more than `maxActions` actions is refused whole, before any is read.
+ * Reads an already parsed JSON value as a frame (`/v1/http` bodies arrive parsed). A frame
+ * of more than `maxActions` messages is refused whole, before any is read.
  */
-export function parseActions(value: unknown, maxActions = defaultMaxActions): ParsedMessage {
+export function parseFrameValue(value: unknown, maxActions = defaultMaxActions): ParsedFrame {
   if (!Array.isArray(value)) {
-    return { ok: false, error: invalid('a message must be a JSON array of actions') };
+    return { ok: false, error: invalid('a frame must be a JSON array of messages such as [{"typ":"sys","act":"hbt","cid":"1"}]') };
   }
   if (value.length > maxActions) {
     return {
       ok: false,
-      error: tooLarge(`a message has ${value.length} actions; at most ${maxActions} are allowed (send several messages, or obj/blk)`),
+      error: tooLarge(`a frame has ${value.length} messages; at most ${maxActions} are allowed (send several frames, or obj/blk)`),
     };
   }
-  return { ok: true, actions: value.map((item, index) => parseAction(item, index)) };
+  return { ok: true, items: value.map((item, index) => parseItem(item, index)) };
 }
 
-/** Reads one WebSocket message or TCP line. */
-export function parseMessage(text: string, maxActions = defaultMaxActions): ParsedMessage {
+/** Reads one WebSocket text frame or TCP line. */
+export function parseFrame(text: string, maxActions = defaultMaxActions): ParsedFrame {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    return { ok: false, error: invalid('the message is not valid JSON', 'invalid_json') };
+    return { ok: false, error: invalid('the frame is not valid JSON', 'invalid_json') };
   }
-  return parseActions(value, maxActions);
+  return parseFrameValue(value, maxActions);
 }
 
-export function successResult(action: Action, dat: unknown, nxt?: string | null): ActionResult {
-  const result: ActionResult = { typ: action.typ, act: action.act, res: 'suc', dat };
-  if (action.rid !== undefined) result.rid = action.rid;
-  if (nxt !== undefined && nxt !== null) result.nxt = nxt;
-  return result;
+function withEcho(reply: Record<string, unknown>, echo: Echo): Record<string, unknown> {
+  if (echo.cid !== undefined) reply.cid = echo.cid;
+  if (echo.rid !== undefined) reply.rid = echo.rid;
+  return reply;
 }
 
-export function errorResult(typ: string | null, act: string | null, rid: Rid | undefined, err: LocusError): ActionResult {
-  const result: ActionResult = { typ, act, res: 'err', dat: errorDat(err) };
-  if (rid !== undefined) result.rid = rid;
-  return result;
+/** A success reply: `typ`, `act`, the echoed ids, `res:"suc"`, then the answer's keys. */
+export function successReply(message: V1Message, echo: Echo, answer: V1Answer): V1Reply {
+  const reply = withEcho({ typ: message.typ, act: message.act }, echo);
+  reply.res = 'suc';
+  if (answer !== null) {
+    for (const key of Object.keys(answer)) {
+      if (key !== 'typ' && key !== 'act' && key !== 'cid' && key !== 'rid' && key !== 'res') reply[key] = answer[key];
+    }
+  }
+  return reply;
 }
 
-export function encodeResults(results: readonly ActionResult[]): string {
-  return JSON.stringify(results);
+/** An error reply: its message's `typ` and `act` (when readable), the echoed ids, `err` and `erc`. */
+export function errorReply(typ: string | null, act: string | null, echo: Echo, err: LocusError): V1Reply {
+  const reply: Record<string, unknown> = {};
+  if (typ !== null) reply.typ = typ;
+  if (act !== null) reply.act = act;
+  withEcho(reply, echo);
+  reply.res = 'err';
+  reply.err = err.message;
+  reply.erc = err.status;
+  return reply;
 }
 
-/** An error that belongs to no action: not JSON, not an array, too large, token revoked. */
-export function encodeMessageError(err: LocusError): string {
-  return JSON.stringify([{ typ: 'sys', act: 'err', res: 'err', dat: errorDat(err) }]);
+/** Replies as one frame. */
+export function encodeReplies(replies: readonly V1Reply[]): string {
+  return JSON.stringify(replies);
+}
+
+/**
+ * An error that belongs to no message: not JSON, not an array, too large, not UTF-8, token
+ * revoked, slow consumer, shutdown. No `typ` (compat 3.5: a `typ:"sys"` error would reach a
+ * Hivekit application as an unknown system action, without its text).
+ */
+export function frameError(err: LocusError): { res: 'err'; err: string; erc: number } {
+  return { res: 'err', err: err.message, erc: err.status };
+}
+
+export function encodeFrameError(err: LocusError): string {
+  return JSON.stringify([frameError(err)]);
 }
 
 export function encodeAuthSuccess(build: BuildInfo): string {
   return JSON.stringify([{ typ: 'sys', act: 'aut', res: 'suc', dat: { version: build.version, buildDate: build.buildDate } }]);
 }
 
-export function encodeAuthFailure(message: string): string {
-  return JSON.stringify([{ typ: 'sys', act: 'aut', res: 'err', dat: errorDat(new LocusError('unauthorized', message)) }]);
+/** A failed sign-in (401; 429 when the address has failed too often); the connection stays open for another `Bearer` frame. */
+export function encodeAuthFailure(message: string, erc = 401): string {
+  return JSON.stringify([{ typ: 'sys', act: 'aut', res: 'err', err: message, erc }]);
+}
+
+/** Pushed messages (subscription pushes, pub/sub deliveries) as one frame. */
+export function encodePush(messages: readonly object[]): string {
+  return JSON.stringify(messages);
 }
 
 /**

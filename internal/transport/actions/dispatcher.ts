@@ -1,298 +1,108 @@
 /**
- * The v1 dispatcher: one typed table `typ → act → handler`, the same for `/v1/http`,
- * WebSocket and TCP, calling the same services as REST v2. Handlers return their
- * payload or throw a LocusError; the dispatcher alone turns either into a result, so an
- * action that fails answers `res: "err"` and the others of its message still run.
+ * The v1 dispatcher: one typed table `typ → act → handler` (handlers/index.ts), the same for
+ * HTTP, WebSocket and TCP, calling the same services as REST v2. It reads the envelope,
+ * finds the handler, enters the realm the message names (401, 403, 429, 404 `unknown realm
+ * <id>`), runs the handler, and turns its answer or its LocusError into the reply: a
+ * message that fails answers `res:"err"` and the others of its frame still run.
+ *
+ * Replies (compat 3.4, 3.5): exactly one per message with a `cid` (or the extension's `rid`),
+ * in request order; none for a successful message without one; a failed message without
+ * one still gets its error reply (with its own `typ`, never `sys`). Over HTTP a successful
+ * `set` (a null answer) gets no reply even with a `cid` (compat 1.3).
  */
-import type { Principal } from '../../auth/authenticator.js';
-import { parseIdAt, quote } from '../../domain/ids.js';
-import type { Realm, Scope } from '../../domain/types.js';
+import type { Principal } from '../../auth/principal.js';
+import { quote } from '../../domain/ids.js';
+import type { Realm } from '../../domain/types.js';
 import { invalid, type LocusError, toLocusError } from '../../errors.js';
 import type { Access } from '../../service/access.js';
-import type { AreaService } from '../../service/areas.js';
-import { isoTime, type Clock } from '../../service/clock.js';
-import type { ObjectService } from '../../service/objects.js';
-import { parseSubscriptionFilter, type EventSink, type Subscriptions } from '../../service/subscriptions.js';
-import { keyedById } from '../../service/views.js';
-import { errorResult, successResult, type Action, type ActionResult, type ParsedAction } from './codec.js';
+import { errorReply, successReply, type Echo, type ParsedItem, type V1Reply } from './codec.js';
+import type { V1Answer, V1Batch, V1Caller, V1Handler, V1HandlerTable, V1Message } from './v1-handler.js';
 
-/** Who sends the actions, and where events for them can go. */
-export interface Caller {
-  principal: Principal;
-  /** The connection, for subscriptions; null over `/v1/http`, which has no push channel. */
-  sink: EventSink | null;
-}
-
-interface Outcome {
-  dat: unknown;
-  /** The next page's cursor (top-level `nxt` of the result). */
-  nxt?: string | null;
-}
-
-type Dat = Record<string, unknown>;
-
-/** An action on a realm's data: the realm is entered (401, 403, 429, 404) with `scope` first. */
-interface RealmHandler {
-  scope: Scope;
-  /**
-   * A write that hands its work to the store before its first await (the store applies
-   * writes in call order): the actions after it may start while it is in flight, and
-   * pipelined writes share a commit. Every other action starts once the ones before it
-   * have settled, and the next starts once it has.
-   */
-  ordered?: true;
-  run(dat: Dat, realm: Realm, caller: Caller): Promise<Outcome>;
-}
-
-/** An action that touches no realm. */
-interface SystemHandler {
-  scope: null;
-  run(dat: Dat, caller: Caller): Promise<Outcome>;
-}
-
-type Handler = RealmHandler | SystemHandler;
-
-/** How long a message runs before it lets the event loop turn (ms). */
+/** How long a frame runs before it lets the event loop turn (ms). */
 const sliceMs = 4;
 
-/** Objects written (handed to the store) before a message lets the event loop turn. */
+/** Objects written (handed to the store) before a frame lets the event loop turn. */
 const sliceMaxWrites = 1000;
-
-/** The objects an ordered write hands to the store. */
-function writeWeight(action: Action): number {
-  const objects = action.dat.objects;
-  return Array.isArray(objects) ? objects.length : 1;
-}
 
 const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-type ActionTable = Readonly<Record<string, Readonly<Record<string, Handler>>>>;
-
 export interface DispatcherDeps {
   access: Access;
-  objects: ObjectService;
-  areas: AreaService;
-  subscriptions: Subscriptions;
-  clock: Clock;
+  handlers: V1HandlerTable;
   /** Hears of failures that are not the client's (answered as `internal`). */
   onInternalError: (err: unknown) => void;
 }
 
-/** Allows only the given keys in `dat`. */
-function onlyKeys(dat: Dat, allowed: readonly string[]): void {
-  for (const key of Object.keys(dat)) {
-    if (!allowed.includes(key)) throw invalid(`unknown key ${quote(key)} in dat; allowed: ${allowed.join(', ') || 'none'}`);
-  }
-}
-
-/** `dat.id`, validated. */
-function idOf(dat: Dat): string {
-  return parseIdAt(dat.id, 'dat.id');
-}
-
-/** `dat` without `id`: the parameters of a list-like call on one object. */
-function withoutId(dat: Dat): Dat {
-  return Object.fromEntries(Object.entries(dat).filter(([key]) => key !== 'id'));
-}
-
-function sinkOf(caller: Caller): EventSink {
-  if (caller.sink === null) throw invalid('subscriptions need a connection the server can push to: use WebSocket or TCP');
-  return caller.sink;
-}
-
-function table(deps: DispatcherDeps): ActionTable {
-  const { objects, areas, subscriptions } = deps;
-  return {
-    obj: {
-      lis: {
-        scope: 'read',
-        run: async (dat, realm) => {
-          const page = await objects.list(realm, dat);
-          return { dat: keyedById(page.entries), nxt: page.next };
-        },
-      },
-      get: {
-        scope: 'read',
-        run: async (dat, realm) => {
-          onlyKeys(dat, ['id']);
-          return { dat: await objects.get(realm, idOf(dat)) };
-        },
-      },
-      upd: {
-        scope: 'write',
-        ordered: true,
-        run: async (dat, realm) => {
-          const change = await objects.upsert(realm, idOf(dat), dat);
-          return { dat: { id: change.id } };
-        },
-      },
-      blk: {
-        scope: 'write',
-        ordered: true,
-        run: async (dat, realm) => {
-          const { count } = await objects.bulk(realm, dat);
-          return { dat: { count } };
-        },
-      },
-      del: {
-        scope: 'write',
-        run: async (dat, realm) => {
-          onlyKeys(dat, ['id']);
-          const change = await objects.delete(realm, idOf(dat));
-          return { dat: { id: change.id } };
-        },
-      },
-      sea: {
-        scope: 'read',
-        run: async (dat, realm) => {
-          const found = await objects.search(realm, dat);
-          return { dat: keyedById(found.entries) };
-        },
-      },
-      his: {
-        scope: 'read',
-        run: async (dat, realm) => {
-          const page = await objects.history(realm, idOf(dat), withoutId(dat));
-          return { dat: { id: page.id, locations: page.locations }, nxt: page.next };
-        },
-      },
-    },
-    are: {
-      lis: {
-        scope: 'read',
-        run: async (dat, realm) => {
-          const page = await areas.list(realm, dat);
-          return { dat: keyedById(page.entries), nxt: page.next };
-        },
-      },
-      get: {
-        scope: 'read',
-        run: async (dat, realm) => {
-          onlyKeys(dat, ['id']);
-          return { dat: await areas.get(realm, idOf(dat)) };
-        },
-      },
-      cre: {
-        scope: 'write',
-        run: async (dat, realm) => {
-          const change = await areas.create(realm, idOf(dat), dat, { labelRequired: false });
-          return { dat: { id: change.id } };
-        },
-      },
-      upd: {
-        scope: 'write',
-        run: async (dat, realm) => {
-          const change = await areas.update(realm, idOf(dat), dat);
-          return { dat: { id: change.id } };
-        },
-      },
-      del: {
-        scope: 'write',
-        run: async (dat, realm) => {
-          onlyKeys(dat, ['id']);
-          const change = await areas.delete(realm, idOf(dat));
-          return { dat: { id: change.id } };
-        },
-      },
-    },
-    sys: {
-      pin: {
-        scope: null,
-        run: (dat) => {
-          onlyKeys(dat, []);
-          return Promise.resolve({ dat: { time: isoTime(deps.clock()) } });
-        },
-      },
-      aut: {
-        scope: null,
-        run: () => {
-          throw invalid('authentication is the first message of a connection ("Bearer <token>"), or the Authorization header over /v1/http');
-        },
-      },
-    },
-    sub: {
-      sub: {
-        scope: 'read',
-        run: (dat, realm, caller) => {
-          const sink = sinkOf(caller);
-          const id = subscriptions.subscribe(sink, realm.id, parseSubscriptionFilter(dat));
-          return Promise.resolve({ dat: { id } });
-        },
-      },
-      uns: {
-        scope: 'read',
-        run: (dat, realm, caller) => {
-          const sink = sinkOf(caller);
-          onlyKeys(dat, ['id']);
-          const ids = subscriptions.unsubscribe(sink, realm.id, dat.id === undefined ? undefined : parseIdAt(dat.id, 'dat.id'));
-          return Promise.resolve({ dat: { ids } });
-        },
-      },
-    },
-  };
-}
-
-function lookup(handlers: ActionTable, typ: string, act: string): Handler | undefined {
+function lookup(handlers: V1HandlerTable, typ: string, act: string): V1Handler | undefined {
   if (!Object.hasOwn(handlers, typ)) return undefined;
-  const acts = handlers[typ] as Readonly<Record<string, Handler>>;
+  const acts = handlers[typ] as Readonly<Record<string, V1Handler>>;
   return Object.hasOwn(acts, act) ? acts[act] : undefined;
 }
 
-/** The actions of one message, started (Dispatcher.start). */
+/** The messages of one frame, started (Dispatcher.start). */
 export interface Started {
-  /** Resolves once every action has begun (the reads answered, the writes handed to the store); never rejects. */
+  /** Resolves once every message has begun (the reads answered, the writes handed to the store); never rejects. */
   started: Promise<void>;
-  /** One result per action, in order. */
-  results: Promise<ActionResult[]>;
+  /** The replies to send, in request order (none for a successful message without `cid`). */
+  replies: Promise<V1Reply[]>;
 }
 
-/** An action under way: its result to come (in an object: an async function would wait for it). */
+/** A message under way: its reply to come (in an object: an async function would wait for it). */
 interface Begun {
-  result: Promise<ActionResult>;
+  reply: Promise<V1Reply | null>;
+}
+
+/**
+ * The one place a v1 message enters its realm: `need` R enters for reading, C/U/D for
+ * writing (opaque tokens' scopes; JWT rights narrow further in Access).
+ */
+function enterRealm(access: Access, principal: Principal, realmName: string, handler: V1Handler): Promise<Realm> {
+  return access.enterRealm(principal, realmName, handler.need);
 }
 
 export class Dispatcher {
-  private readonly handlers: ActionTable;
+  constructor(private readonly deps: DispatcherDeps) {}
 
-  constructor(private readonly deps: DispatcherDeps) {
-    this.handlers = table(deps);
-  }
-
-  /** Runs the actions of one message in order and returns one result per action. */
-  dispatch(actions: readonly ParsedAction[], caller: Caller): Promise<ActionResult[]> {
-    return this.start(actions, caller).results;
+  /** Runs the messages of one frame in order and returns the replies to send. */
+  dispatch(items: readonly ParsedItem[], caller: V1Caller): Promise<V1Reply[]> {
+    return this.start(items, caller).replies;
   }
 
   /**
-   * Starts the actions of one message in order. Each waits for the ones before it (and
-   * for `after`: the connection's messages before this one), except an `ordered` write,
-   * which only waits for them to have begun; so once `started` resolves, a connection may
-   * start its next message: its actions see the effects of these (the store applies
-   * writes in call order), and its writes join theirs in one commit.
+   * Starts the messages of one frame in order. Each waits for the ones before it (and for
+   * `after`: the connection's frames before this one), except an `ordered` write, which only
+   * waits for them to have begun; so once `started` resolves, a connection may start its
+   * next frame: its messages see the effects of these (the store applies writes in call
+   * order), and its writes join theirs in one commit.
    */
-  start(actions: readonly ParsedAction[], caller: Caller, after: Promise<unknown> = Promise.resolve()): Started {
-    const begun = this.begin(actions, caller, after);
+  start(items: readonly ParsedItem[], caller: V1Caller, after: Promise<unknown> = Promise.resolve()): Started {
+    const begun = this.begin(items, caller, after);
     return {
-      // Never rejects: a failure (there should be none: failures are results) is the results'.
+      // Never rejects: a failure (there should be none: failures are replies) is the replies'.
       started: begun.then(
         () => undefined,
         () => undefined,
       ),
-      results: begun.then((all) => Promise.all(all.map((action) => action.result))),
+      replies: begun.then(async (all) => {
+        const replies: V1Reply[] = [];
+        for (const reply of await Promise.all(all.map((message) => message.reply))) if (reply !== null) replies.push(reply);
+        return replies;
+      }),
     };
   }
 
-  private async begin(actions: readonly ParsedAction[], caller: Caller, after: Promise<unknown>): Promise<Begun[]> {
+  private async begin(items: readonly ParsedItem[], caller: V1Caller, after: Promise<unknown>): Promise<Begun[]> {
     const begun: Begun[] = [];
-    // What an action that is not an ordered write waits for: the messages before (`after`)
-    // and the ordered writes begun since the last such action (every other action before
-    // it has settled, for each one waits on its own result). Kept as a list that is
-    // emptied at each wait, so a message costs O(n) in its actions, not O(n²).
+    // What a message that is not an ordered write waits for: the frames before (`after`)
+    // and the ordered writes begun since the last such message (every other message before
+    // it has settled, for each one waits on its own reply). Kept as a list that is emptied
+    // at each wait, so a frame costs O(n) in its messages, not O(n²).
     let unsettled: Promise<unknown>[] = [after];
     let sliceStart = performance.now();
     let sliceWrites = 0;
-    for (const parsed of actions) {
-      // A long message gives the event loop back now and then: health checks, other
+    for (let at = 0; at < items.length; at++) {
+      const item = items[at] as ParsedItem;
+      // A long frame gives the event loop back now and then: health checks, other
       // connections and timers keep their pace while it runs. Writes handed to the store
       // count too: they are committed together in the next turn, in one go.
       if (sliceWrites >= sliceMaxWrites || performance.now() - sliceStart > sliceMs) {
@@ -300,33 +110,110 @@ export class Dispatcher {
         sliceStart = performance.now();
         sliceWrites = 0;
       }
-      if (!parsed.ok) {
-        // Counted like any action: invalid input is no way around the rate limit.
+      if (!item.ok) {
+        // Counted like any message: invalid input is no way around the rate limit.
         const refused = await this.refusedByRateLimit(caller.principal);
-        const error = refused ?? parsed.error;
-        begun.push({ result: Promise.resolve(errorResult(parsed.typ, parsed.act, parsed.rid, error)) });
+        begun.push({ reply: Promise.resolve(errorReply(item.typ, item.act, item.echo, refused ?? item.error)) });
         continue;
       }
-      const handler = lookup(this.handlers, parsed.action.typ, parsed.action.act);
-      const ordered = handler !== undefined && handler.scope !== null && handler.ordered === true;
-      // Results never reject (failures are results).
+      const handler = lookup(this.deps.handlers, item.message.typ, item.message.act);
+      const ordered = handler !== undefined && handler.realm !== 'none' && handler.ordered === true;
+      if (ordered && handler.batch !== undefined) {
+        // A run of writes that can go to the store together (V1Handler.batch).
+        const run = this.runOf(items, at, handler, sliceMaxWrites - sliceWrites);
+        if (run.length > 1) {
+          const replies = await this.runBatch(run, handler, caller);
+          for (const message of replies) {
+            begun.push(message);
+            unsettled.push(message.reply);
+          }
+          sliceWrites += run.length;
+          at += run.length - 1;
+          continue;
+        }
+      }
+      // Replies never reject (failures are replies).
       if (!ordered && unsettled.length > 0) {
         await (unsettled.length === 1 ? unsettled[0] : Promise.all(unsettled));
         unsettled = [];
       }
-      const action = await this.run(parsed.action, handler, caller);
-      begun.push(action);
+      const message = await this.run(item.message, item.echo, handler, caller);
+      begun.push(message);
       if (ordered) {
-        unsettled.push(action.result);
-        sliceWrites += writeWeight(parsed.action);
+        unsettled.push(message.reply);
+        sliceWrites += handler.weight?.(item.message) ?? 1;
       } else {
-        await action.result;
+        await message.reply;
       }
     }
     return begun;
   }
 
-  /** Takes one action from the caller's rate budget; the error when there is none left. */
+  /**
+   * The messages from `at` on that may run with it as one batch: parsed, of handlers of the
+   * same batch group, naming the same realm (the same value of the realm key), each with a
+   * string `id` not seen before in the run; at most `max`.
+   */
+  private runOf(items: readonly ParsedItem[], at: number, first: V1Handler, max: number): { message: V1Message; echo: Echo; handler: V1Handler }[] {
+    const group = first.batch?.group;
+    const start = items[at];
+    if (group === undefined || start === undefined || !start.ok) return [];
+    const key = first.realm;
+    const realmValue = start.message.raw[key];
+    const run: { message: V1Message; echo: Echo; handler: V1Handler }[] = [];
+    const ids = new Set<string>();
+    for (let k = at; k < items.length && run.length < Math.max(1, max); k++) {
+      const item = items[k] as ParsedItem;
+      if (!item.ok) break;
+      const handler = lookup(this.deps.handlers, item.message.typ, item.message.act);
+      if (handler?.batch?.group !== group || handler.realm !== key || item.message.raw[key] !== realmValue) break;
+      const id = item.message.raw.id;
+      if (typeof id !== 'string' || ids.has(id)) break;
+      ids.add(id);
+      run.push({ message: item.message, echo: item.echo, handler });
+    }
+    return run;
+  }
+
+  /** Enters the realm for each message of a run (each counted), then runs those admitted as one batch. */
+  private async runBatch(run: readonly { message: V1Message; echo: Echo; handler: V1Handler }[], first: V1Handler, caller: V1Caller): Promise<Begun[]> {
+    const begun: Begun[] = [];
+    const admitted: { message: V1Message; echo: Echo; at: number }[] = [];
+    let realm: Realm | null = null;
+    for (const { message, echo, handler } of run) {
+      try {
+        const entered = await this.realmOf(message, handler, caller);
+        realm ??= entered;
+        admitted.push({ message, echo, at: begun.length });
+        begun.push({ reply: Promise.resolve(null) });
+      } catch (err) {
+        begun.push({ reply: Promise.resolve(this.failed(message, echo, err)) });
+      }
+    }
+    if (realm === null || admitted.length === 0) return begun;
+    let answers: Promise<V1Answer>[];
+    try {
+      answers = (first.batch as V1Batch).run(
+        admitted.map((entry) => entry.message),
+        realm,
+        caller,
+      );
+    } catch (err) {
+      answers = admitted.map(() => Promise.reject(err as Error));
+    }
+    admitted.forEach(({ message, echo, at }, k) => {
+      const answer = answers[k] ?? Promise.reject(new Error('a batch gave no answer for a message'));
+      begun[at] = {
+        reply: answer.then(
+          (done) => this.succeeded(message, echo, done, caller),
+          (err: unknown) => this.failed(message, echo, err),
+        ),
+      };
+    });
+    return begun;
+  }
+
+  /** Takes one message from the caller's rate budget; the error when there is none left. */
   private async refusedByRateLimit(principal: Principal): Promise<LocusError | null> {
     try {
       await this.deps.access.countAction(principal);
@@ -336,47 +223,67 @@ export class Dispatcher {
     }
   }
 
-  /** Resolves once the action has begun (its realm entered, its handler called). */
-  private async run(action: Action, handler: Handler | undefined, caller: Caller): Promise<Begun> {
+  /** The realm a message names (`rea` or `id`, as its handler says); null for `none`, after counting the message. */
+  private async realmOf(message: V1Message, handler: V1Handler, caller: V1Caller): Promise<Realm | null> {
+    if (handler.realm === 'none') {
+      await this.deps.access.countAction(caller.principal);
+      return null;
+    }
+    const key = handler.realm;
+    const given = message.raw[key];
+    let name: string;
+    if (given === undefined || given === null) {
+      if (caller.principal.realm === null) throw invalid(`${key} is required: the id of the realm`);
+      name = caller.principal.realm;
+    } else if (typeof given !== 'string') {
+      throw invalid(`${key} must be a realm id (a string)`);
+    } else {
+      name = given;
+    }
+    return enterRealm(this.deps.access, caller.principal, name, handler);
+  }
+
+  /** Resolves once the message has begun (its realm entered, its handler called). */
+  private async run(message: V1Message, echo: Echo, handler: V1Handler | undefined, caller: V1Caller): Promise<Begun> {
     try {
       if (handler === undefined) {
         // An unknown action costs its caller as much as a known one.
         await this.deps.access.countAction(caller.principal);
-        throw this.unknown(action);
+        throw this.unknown(message);
       }
-      let outcome: Promise<Outcome>;
-      if (handler.scope === null) {
-        await this.deps.access.countAction(caller.principal);
-        outcome = handler.run(action.dat, caller);
-      } else {
-        const realmId = action.rea ?? caller.principal.realm;
-        if (realmId === null) throw invalid('this token belongs to no realm: name the realm in rea');
-        // issue #20 (tenants): enterRealm takes a `per` right now; the core rewrite passes V1Handler.need.
-        const realm = await this.deps.access.enterRealm(caller.principal, realmId, handler.scope === 'read' ? 'R' : 'U');
-        outcome = handler.run(action.dat, realm, caller);
-      }
+      const realm = await this.realmOf(message, handler, caller);
+      const answer = handler.run(message, realm, caller);
       return {
-        result: outcome.then(
-          (done) => successResult(action, done.dat, done.nxt),
-          (err: unknown) => this.failed(action, err),
+        reply: answer.then(
+          (done) => this.succeeded(message, echo, done, caller),
+          (err: unknown) => this.failed(message, echo, err),
         ),
       };
     } catch (err) {
-      return { result: Promise.resolve(this.failed(action, err)) };
+      return { reply: Promise.resolve(this.failed(message, echo, err)) };
     }
   }
 
-  private failed(action: Action, err: unknown): ActionResult {
+  private succeeded(message: V1Message, echo: Echo, answer: V1Answer, caller: V1Caller): V1Reply | null {
+    if (echo.cid === undefined && echo.rid === undefined) return null;
+    // A `set`: no reply over HTTP (the client makes its own, compat 1.3); on a socket only
+    // for a `cid` (every `cid` gets exactly one reply).
+    if (answer === null && caller.connection === null) return null;
+    return successReply(message, echo, answer);
+  }
+
+  private failed(message: V1Message, echo: Echo, err: unknown): V1Reply {
     const error = toLocusError(err);
     if (error.code === 'internal') this.deps.onInternalError(err);
-    return errorResult(action.typ, action.act, action.rid, error);
+    return errorReply(message.typ, message.act, echo, error);
   }
 
-  private unknown(action: Action): Error {
-    if (!Object.hasOwn(this.handlers, action.typ)) {
-      return invalid(`unknown typ ${quote(action.typ)}; known: ${Object.keys(this.handlers).join(', ')}`);
+  private unknown(message: V1Message): Error {
+    const { handlers } = this.deps;
+    if (!Object.hasOwn(handlers, message.typ)) {
+      return invalid(`unknown typ ${quote(message.typ)}; known: ${Object.keys(handlers).join(', ')}`);
     }
-    const acts = Object.keys(this.handlers[action.typ] ?? {});
-    return invalid(`unknown act ${quote(action.act)} for typ ${action.typ}; known: ${acts.join(', ')}`);
+    const acts = Object.keys(handlers[message.typ] ?? {});
+    return invalid(`unknown act ${quote(message.act)} for typ ${message.typ}; known: ${acts.join(', ')}`);
   }
 }

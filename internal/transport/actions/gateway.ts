@@ -4,7 +4,7 @@
  * when a connection opens (or is refused) and one when it closes, at info.
  */
 import { closeCodeOf, LocusError } from '../../errors.js';
-import { encodeMessageError } from './codec.js';
+import { encodeFrameError } from './codec.js';
 import { Session, type SessionDeps, type Wire } from './session.js';
 
 export interface GatewayStats {
@@ -62,7 +62,7 @@ export class ActionGateway {
         : null;
     if (refusal !== null) {
       logger.info({ ...info, reason: refusal.message }, 'connection refused');
-      wire.send(encodeMessageError(refusal));
+      wire.send(encodeFrameError(refusal));
       wire.close(closeCodeOf(refusal), refusal.code);
       return null;
     }

@@ -18,7 +18,6 @@
  */
 import type { Logger } from 'pino';
 import { bearerSecret, type Principal } from '../../auth/authenticator.js';
-import { hashSecret } from '../../auth/tokens.js';
 import type { BuildInfo } from '../../build-info.js';
 import { closeCodeOf, invalid, LocusError, toLocusError } from '../../errors.js';
 import type { LocusEvent } from '../../events/port.js';
@@ -28,11 +27,13 @@ import {
   encodeAuthFailure,
   encodeAuthSuccess,
   encodeEventMessages,
-  encodeMessageError,
-  encodeResults,
-  parseMessage,
+  encodeFrameError,
+  encodePush,
+  encodeReplies,
+  parseFrame,
 } from './codec.js';
 import type { Dispatcher } from './dispatcher.js';
+import type { V1Connection } from './v1-handler.js';
 
 /** What a transport provides to a session. */
 export interface Wire {
@@ -75,6 +76,8 @@ export interface SessionDeps {
   build: BuildInfo;
   limits: SessionLimits;
   logger: Logger;
+  /** Hears of each signed-in connection: presence claims of data providers (JWT `dpv`, compat 6). */
+  presence?: { connectionOpened(connection: V1Connection): void };
 }
 
 type Inbound =
@@ -85,8 +88,13 @@ type Inbound =
 
 type State = 'handshake' | 'open' | 'closing' | 'closed';
 
-/** What a started message's turn writes: its reply, or the end of the connection. */
-type Reply = { text: string } | { abort: LocusError };
+/** What a started message's turn writes: its reply frame (null: no reply is due), or the end of the connection. */
+type Reply = { text: string | null } | { abort: LocusError };
+
+/** What waits for the replies of the messages started before it: events (`evt`) or a push frame. */
+type Held = { seq: number; events: readonly LocusEvent[] } | { seq: number; push: string; count: number };
+
+let connectionCount = 0;
 
 /** Messages read ahead of the one being answered before the session stops reading. */
 const maxInbox = 16;
@@ -104,10 +112,13 @@ function unrefTimer(ms: number, fn: () => void): NodeJS.Timeout {
   return timer;
 }
 
-export class Session implements EventSink {
+export class Session implements EventSink, V1Connection {
+  readonly id = `v1-${++connectionCount}`;
   private state: State = 'handshake';
-  /** The token's hash (hashSecret), checked again at every message; the secret itself is not kept. */
-  private tokenHash: string | null = null;
+  /** The secret the connection signed in with, checked again at every message (a JWT may expire, a token be revoked). */
+  private secret: string | null = null;
+  private signedIn: Principal | null = null;
+  private closeListeners: (() => void)[] = [];
   private readonly inbox: Inbound[] = [];
   private pumping: Promise<void> | null = null;
   private paused = false;
@@ -122,10 +133,10 @@ export class Session implements EventSink {
   /** The turn of the last reply: the next one follows it. */
   private replies: Promise<void> = Promise.resolve();
   /**
-   * Events that arrive while a reply is not sent wait here, with the last message started
-   * then: the reply of a message precedes the events it causes.
+   * Events and pushes that arrive while a reply is not sent wait here, with the last message
+   * started then: the reply of a message precedes the events and pushes it causes.
    */
-  private held: { seq: number; events: readonly LocusEvent[] }[] = [];
+  private held: Held[] = [];
   private droppedSinceNotice = 0;
   private droppedTotal = 0;
   private overSince: number | null = null;
@@ -148,9 +159,34 @@ export class Session implements EventSink {
     this.handshakeTimer = unrefTimer(ms, () => this.failHandshake(`no "Bearer <token>" message within ${ms} ms`));
   }
 
-  /** Events dropped on this connection because its send buffer was full. */
+  /** Events and pushed messages dropped on this connection because its send buffer was full. */
   get dropped(): number {
     return this.droppedTotal;
+  }
+
+  /** The principal the connection signed in with (V1Connection); only asked once signed in. */
+  get principal(): Principal {
+    if (this.signedIn === null) throw new Error('the connection has not signed in');
+    return this.signedIn;
+  }
+
+  /**
+   * Queues messages to be written as one frame after every reply already due, never in the
+   * same write as a reply (compat 5.4); dropped, and counted, while the send buffer is full.
+   */
+  push(messages: readonly object[]): void {
+    if (this.state !== 'open' || messages.length === 0) return;
+    const text = encodePush(messages);
+    if (this.repliedSeq === this.startedSeq) this.writePush(text, messages.length);
+    else this.held.push({ seq: this.startedSeq, push: text, count: messages.length });
+  }
+
+  onClose(listener: () => void): void {
+    if (this.state === 'closing' || this.state === 'closed') {
+      queueMicrotask(listener);
+      return;
+    }
+    this.closeListeners.push(listener);
   }
 
   /** A message arrived (text of one WebSocket message or TCP line). */
@@ -181,10 +217,10 @@ export class Session implements EventSink {
     this.idleTimer?.refresh();
   }
 
-  /** Fails the connection: a `sys`/`err` message, then close (e.g. a line over the size limit). */
+  /** Fails the connection: an error frame (`{res:"err",err,erc}`), then close (e.g. a line over the size limit). */
   abort(err: LocusError): void {
     if (this.state === 'closing' || this.state === 'closed') return;
-    this.wire.send(encodeMessageError(err));
+    this.wire.send(encodeFrameError(err));
     this.closeWith(closeCodeOf(err), err.code);
   }
 
@@ -209,7 +245,7 @@ export class Session implements EventSink {
     if (this.pumping !== null) await this.pumping;
     await this.replies;
     if (!this.ending()) {
-      this.wire.send(encodeMessageError(new LocusError('unavailable', 'the server is shutting down; reconnect shortly')));
+      this.wire.send(encodeFrameError(new LocusError('unavailable', 'the server is shutting down; reconnect shortly')));
       this.closeWith(goingAway, 'server shutting down');
     }
     await this.done;
@@ -224,7 +260,7 @@ export class Session implements EventSink {
   realmDeleted(realm: string, ids: readonly string[]): void {
     if (this.state !== 'open') return;
     const message = `realm ${JSON.stringify(realm)} was deleted; subscriptions ${ids.join(', ')} ended`;
-    this.wire.send(encodeMessageError(new LocusError('not_found', message)));
+    this.wire.send(encodeFrameError(new LocusError('not_found', message)));
   }
 
   private enqueue(item: Inbound): void {
@@ -280,23 +316,32 @@ export class Session implements EventSink {
     }
   }
 
+  /**
+   * A frame before sign-in: `Bearer <token>` signs in; anything else, or a token that does not
+   * hold, is answered with a `sys`/`aut` error and the connection stays open for another
+   * `Bearer` frame (compat 1.2.6, 12.10) until the handshake timeout.
+   */
   private async handshake(item: Inbound): Promise<void> {
-    const secret = item.kind === 'text' ? bearerSecret(item.text) : null;
-    if (secret === null) {
-      this.failHandshake('the first message must be "Bearer <token>"');
+    if (item.kind === 'fatal') {
+      this.abort(item.error);
       return;
     }
-    const hash = hashSecret(secret);
+    const secret = item.kind === 'text' ? bearerSecret(item.text.trim()) : null;
+    if (secret === null) {
+      this.refuseSignIn(new LocusError('unauthorized', 'the first message must be "Bearer <token>"'));
+      return;
+    }
+    let principal: Principal;
     try {
-      // issue #20 (tenants): authenticate the secret itself, so that a JWT is verified (and then held by its hash for principalOf).
-      await this.deps.access.authenticate(secret, this.wire.remoteAddress);
+      principal = await this.deps.access.authenticate(secret, this.wire.remoteAddress);
     } catch (err) {
-      this.failHandshake(toLocusError(err).message);
+      this.refuseSignIn(toLocusError(err));
       return;
     }
     if (this.state !== 'handshake') return;
     this.state = 'open';
-    this.tokenHash = hash;
+    this.secret = secret;
+    this.signedIn = principal;
     this.clearHandshakeTimer();
     const idleMs = this.deps.limits.idleTimeoutMs;
     if (idleMs > 0) {
@@ -307,6 +352,7 @@ export class Session implements EventSink {
     }
     this.scheduleRecheck();
     this.wire.send(encodeAuthSuccess(this.deps.build));
+    this.deps.presence?.connectionOpened(this);
   }
 
   /**
@@ -324,6 +370,15 @@ export class Session implements EventSink {
     });
   }
 
+  /** A failed sign-in: the `sys`/`aut` error; the connection stays open. */
+  private refuseSignIn(err: LocusError): void {
+    if (this.state !== 'handshake') return;
+    const error = err.code === 'internal' ? new LocusError('unavailable', 'sign-in could not be checked; try again') : err;
+    this.deps.logger.info({ remoteAddress: this.wire.remoteAddress, reason: error.message }, 'v1 authentication failed');
+    this.wire.send(encodeAuthFailure(error.message, error.code === 'unauthorized' ? 401 : error.status));
+  }
+
+  /** The handshake timeout: the `sys`/`aut` error, then close. */
   private failHandshake(message: string): void {
     if (this.state !== 'handshake') return;
     this.deps.logger.info({ remoteAddress: this.wire.remoteAddress, reason: message }, 'v1 authentication failed');
@@ -334,7 +389,7 @@ export class Session implements EventSink {
   /** A message that is not text: the end of a broken stream, or one that is not UTF-8. */
   private answer(item: Inbound): void {
     if (item.kind === 'fatal') this.abort(item.error);
-    else if (item.kind === 'undecodable') this.wire.send(encodeMessageError(invalid('the message is not valid UTF-8', 'invalid_json')));
+    else if (item.kind === 'undecodable') this.wire.send(encodeFrameError(invalid('the message is not valid UTF-8', 'invalid_json')));
   }
 
   /** Starts a message; resolves once its actions have begun, its reply queued to follow the one before. */
@@ -358,12 +413,13 @@ export class Session implements EventSink {
    * see Dispatcher.start); its reply to come is in an object: an async function would wait for it.
    */
   private async begin(text: string, earlier: Promise<void>): Promise<{ reply: Promise<Reply> }> {
-    const principal = await this.principal();
+    const principal = await this.currentPrincipal();
     if (principal instanceof LocusError) return { reply: Promise.resolve(this.refusal(principal)) };
-    const parsed = parseMessage(text, this.deps.limits.maxActions);
-    if (!parsed.ok) return { reply: Promise.resolve({ text: encodeMessageError(parsed.error) }) };
-    const run = this.deps.dispatcher.start(parsed.actions, { principal, sink: this }, earlier);
-    const reply = run.results.then((results): Reply => ({ text: encodeResults(results) }));
+    const parsed = parseFrame(text, this.deps.limits.maxActions);
+    if (!parsed.ok) return { reply: Promise.resolve({ text: encodeFrameError(parsed.error) }) };
+    this.signedIn = principal;
+    const run = this.deps.dispatcher.start(parsed.items, { principal, connection: this, sink: this }, earlier);
+    const reply = run.replies.then((replies): Reply => ({ text: replies.length === 0 ? null : encodeReplies(replies) }));
     await run.started;
     return { reply };
   }
@@ -373,10 +429,21 @@ export class Session implements EventSink {
     this.unsentChars -= this.unsent.shift()?.chars ?? 0;
     this.repliedSeq = seq;
     if ('abort' in reply) this.abort(reply.abort);
-    else if (this.state === 'open') this.wire.send(reply.text);
-    const due: (readonly LocusEvent[])[] = [];
-    while (this.held.length > 0 && (this.held[0]?.seq ?? Infinity) <= seq) due.push(this.held.shift()?.events ?? []);
-    if (due.length > 0 && this.state === 'open') this.writeEvents(due.flat());
+    else if (this.state === 'open' && reply.text !== null) this.wire.send(reply.text);
+    // What was held for this reply, in the order it came: runs of events together, each push its own frame.
+    let events: LocusEvent[] = [];
+    while (this.held.length > 0 && (this.held[0]?.seq ?? Infinity) <= seq) {
+      const item = this.held.shift() as Held;
+      if (this.state !== 'open') continue;
+      if ('events' in item) {
+        events.push(...item.events);
+        continue;
+      }
+      if (events.length > 0) this.writeEvents(events);
+      events = [];
+      this.writePush(item.push, item.count);
+    }
+    if (events.length > 0 && this.state === 'open') this.writeEvents(events);
   }
 
   private failure(err: unknown): LocusError {
@@ -388,10 +455,10 @@ export class Session implements EventSink {
    * The token again, at every message and every `tokenRecheckMs`: a revoked token (or a
    * deleted realm) ends the connection, so it stops receiving events too.
    */
-  private async principal(): Promise<Principal | LocusError> {
+  private async currentPrincipal(): Promise<Principal | LocusError> {
     try {
-      if (this.tokenHash === null) throw new LocusError('unauthorized', 'the connection has no token');
-      return await this.deps.access.principalOf(this.tokenHash);
+      if (this.secret === null) throw new LocusError('unauthorized', 'the connection has no token');
+      return await this.deps.access.authenticate(this.secret);
     } catch (err) {
       return toLocusError(err);
     }
@@ -400,16 +467,16 @@ export class Session implements EventSink {
   /** What a message gets when its token does not hold: the end of the connection, or (the check failed) an error. */
   private refusal(error: LocusError): Reply {
     if (error.code === 'unauthorized') return { abort: new LocusError('unauthorized', 'the token is no longer valid (revoked, or its realm was deleted)') };
-    return { text: encodeMessageError(error) };
+    return { text: encodeFrameError(error) };
   }
 
   /** The periodic check of a quiet connection's token. */
   private async recheck(): Promise<void> {
-    const principal = await this.principal();
+    const principal = await this.currentPrincipal();
     if (!(principal instanceof LocusError) || this.state !== 'open') return;
     const reply = this.refusal(principal);
     if ('abort' in reply) this.abort(reply.abort);
-    else this.wire.send(reply.text);
+    else if (reply.text !== null) this.wire.send(reply.text);
   }
 
   private writeEvents(events: readonly LocusEvent[]): void {
@@ -421,6 +488,16 @@ export class Session implements EventSink {
     this.overSince = null;
     this.noticeDrops();
     for (const text of encodeEventMessages(events)) this.wire.send(text);
+  }
+
+  private writePush(text: string, count: number): void {
+    if (this.wire.bufferedBytes() > this.deps.limits.sendBufferBytes) {
+      this.drop(count);
+      return;
+    }
+    this.overSince = null;
+    this.noticeDrops();
+    this.wire.send(text);
   }
 
   private drop(count: number): void {
@@ -446,7 +523,7 @@ export class Session implements EventSink {
     const n = this.droppedSinceNotice;
     this.droppedSinceNotice = 0;
     this.wire.send(
-      encodeMessageError(new LocusError('slow_consumer', `${n} event${n === 1 ? ' was' : 's were'} dropped: the connection read too slowly`)),
+      encodeFrameError(new LocusError('slow_consumer', `${n} event${n === 1 ? ' was' : 's were'} dropped: the connection read too slowly`)),
     );
   }
 
@@ -486,6 +563,16 @@ export class Session implements EventSink {
     this.idleTimer = null;
     this.slowTimer = null;
     this.deps.subscriptions.remove(this);
+    this.held = [];
+    const listeners = this.closeListeners;
+    this.closeListeners = [];
+    for (const listener of listeners) {
+      try {
+        listener();
+      } catch (err) {
+        this.deps.logger.error({ err }, 'a v1 connection close listener failed');
+      }
+    }
   }
 
   private clearHandshakeTimer(): void {

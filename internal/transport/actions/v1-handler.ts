@@ -10,6 +10,7 @@
  */
 import type { Principal, Right } from '../../auth/principal.js';
 import type { Realm } from '../../domain/types.js';
+import type { EventSink } from '../../service/subscriptions.js';
 
 /** One message as received. */
 export interface V1Message {
@@ -51,6 +52,11 @@ export interface V1Caller {
   principal: Principal;
   /** The connection; null over HTTP (`/v1/http`, `/api/v1`), which has no push channel. */
   connection: V1Connection | null;
+  /**
+   * Where the locus extension's `evt` events go (`sub sub`, handlers/legacy-events.ts): the
+   * connection's session; null or absent over HTTP.
+   */
+  sink?: EventSink | null;
 }
 
 /**
@@ -76,8 +82,22 @@ export interface V1Handler {
   ordered?: true;
   /** Objects written (for the dispatcher's yield rule); default 1. */
   weight?(message: V1Message): number;
+  /**
+   * Optional, for `ordered` writes: runs several messages at once. The dispatcher hands it
+   * a run of consecutive messages of one frame whose handlers share `group`, that name the
+   * same realm and distinct string `id`s (each message's realm entered and counted on its
+   * own, as always); it answers each as `run` would, in order, and must hand its work to the
+   * store before its first await. What it saves is per-message overhead, never semantics.
+   */
+  batch?: V1Batch;
   /** `realm` is null exactly when `this.realm` is `none`. */
   run(message: V1Message, realm: Realm | null, caller: V1Caller): Promise<V1Answer>;
+}
+
+export interface V1Batch {
+  /** Handlers whose messages may share a run. */
+  group: string;
+  run(messages: readonly V1Message[], realm: Realm, caller: V1Caller): Promise<V1Answer>[];
 }
 
 /** `typ` → `act` → handler. Each handlers/*.ts module exports one fragment; handlers/index.ts joins them. */

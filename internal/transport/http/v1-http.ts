@@ -1,20 +1,27 @@
 /**
- * The v1 protocol over HTTP: `POST /v1/http` with a JSON array of actions. Errors of
- * the request itself (401, 413, 415, malformed JSON, a body that is not an array) are
- * HTTP errors with the v2 body, written by the REST error handler; errors of single
- * actions are results inside a 200. There is no push channel here, so `sub` fails.
+ * The v1 protocol over HTTP (compat 1.3): `POST /v1/http` (canonical) or `POST /api/v1`
+ * (Hivekit's client suite), with a JSON array of messages; the reply is a JSON array of
+ * replies (`[]` when none is due: a successful `set` gets none). Writes are applied (committed)
+ * before the response is sent, so the next request reads them. Errors of the request
+ * itself (401, 413, 415, malformed JSON, a body that is not an array) are HTTP errors whose
+ * body carries both forms: Hivekit's `{res:"err", err, erc}`, which the client reads, and
+ * locus's v2 `{result:"error", error:{code, message}}`. There is no push channel here, so
+ * subscriptions fail.
  */
-import express, { type Router } from 'express';
+import express, { type ErrorRequestHandler, type Router } from 'express';
 import type { Logger } from 'pino';
 import type { Principal } from '../../auth/authenticator.js';
+import { errorBody } from '../../errors.js';
 import type { Access } from '../../service/access.js';
-import { encodeResults, parseActions } from '../actions/codec.js';
+import { encodeReplies, frameError, parseFrameValue } from '../actions/codec.js';
 import type { Dispatcher } from '../actions/dispatcher.js';
 import { authenticate } from '../rest/authenticate.js';
 import { jsonBody } from '../rest/body.js';
-import { methodNotAllowed } from '../rest/errors.js';
+import { methodNotAllowed, requestError } from '../rest/errors.js';
 
 export const v1HttpPath = '/v1/http';
+/** Every path of the HTTP action endpoint: `/v1/http` and `/api/v1`. */
+export const v1HttpPaths: readonly string[] = [v1HttpPath, '/api/v1'];
 
 export interface V1HttpDeps {
   access: Access;
@@ -26,21 +33,38 @@ export interface V1HttpDeps {
   authCookieName: string | null;
 }
 
+/** The request's own failures: both error bodies, the error's status and headers (WWW-Authenticate on 401). */
+function v1ErrorHandler(logger: Logger): ErrorRequestHandler {
+  return (err: unknown, req, res, _next) => {
+    const error = requestError(err);
+    if (error.code === 'internal') logger.error({ err, method: req.method, path: req.path }, 'request failed');
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    res.status(error.status).set(error.headers).json({ ...frameError(error), ...errorBody(error) });
+  };
+}
+
 export function v1HttpRouter(deps: V1HttpDeps): Router {
   const router = express.Router();
-  router
-    .route(v1HttpPath)
-    .post(
-      authenticate(deps.access, deps.logger, { cookieName: deps.authCookieName }),
-      ...jsonBody(deps.maxBodyBytes, 'array'),
-      async (req, res) => {
-        const parsed = parseActions(req.body, deps.maxActions);
-        if (!parsed.ok) throw parsed.error;
-        const principal = res.locals.principal as Principal;
-        const results = await deps.dispatcher.dispatch(parsed.actions, { principal, sink: null });
-        res.type('application/json').send(encodeResults(results));
-      },
-    )
-    .all(methodNotAllowed(['POST']));
+  // One route per path, so that logs name the path the request used.
+  for (const path of v1HttpPaths) {
+    router
+      .route(path)
+      .post(
+        authenticate(deps.access, deps.logger, { cookieName: deps.authCookieName }),
+        ...jsonBody(deps.maxBodyBytes, 'array'),
+        async (req, res) => {
+          const parsed = parseFrameValue(req.body, deps.maxActions);
+          if (!parsed.ok) throw parsed.error;
+          const principal = res.locals.principal as Principal;
+          const replies = await deps.dispatcher.dispatch(parsed.items, { principal, connection: null, sink: null });
+          res.type('application/json').send(encodeReplies(replies));
+        },
+      )
+      .all(methodNotAllowed(['POST']));
+  }
+  router.use([...v1HttpPaths], v1ErrorHandler(deps.logger));
   return router;
 }

@@ -20,7 +20,7 @@ import { accessLog } from './access-log.js';
 import { authenticate, stripBodyToken } from './authenticate.js';
 import { bodyReader, bodyStep, jsonBody } from './body.js';
 import { cors } from './cors.js';
-import { wsPath } from '../ws/ws-transport.js';
+import { wsPaths } from '../ws/ws-transport.js';
 import { errorHandler, methodNotAllowed, notFoundHandler, upgradeRequired } from './errors.js';
 import { adminRoutes } from './admin-routes.js';
 import { realmRoutes } from './realm-routes.js';
@@ -255,7 +255,7 @@ export function createRestApp(deps: RestDeps): express.Express {
 
   for (const router of deps.routers ?? []) app.use(router);
   // WebSocket upgrades never reach express (the HTTP server's upgrade event takes them).
-  app.route(wsPath).get(upgradeRequired).all(methodNotAllowed(['GET']));
+  app.route([...wsPaths]).get(upgradeRequired).all(methodNotAllowed(['GET']));
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));
   return app;

@@ -26,9 +26,14 @@ function fromExpress(err: unknown): LocusError | null {
   }
 }
 
+/** Anything a route or express threw, as a LocusError. */
+export function requestError(err: unknown): LocusError {
+  return err instanceof LocusError ? err : (fromExpress(err) ?? toLocusError(err));
+}
+
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
-    const error = err instanceof LocusError ? err : (fromExpress(err) ?? toLocusError(err));
+    const error = requestError(err);
     if (error.code === 'internal') logger.error({ err, method: req.method, path: req.path }, 'request failed');
     if (res.headersSent) {
       res.destroy();

@@ -1,5 +1,5 @@
 /**
- * The v1 protocol over WebSocket (`GET /v1/ws` on the HTTP listener). It only frames
+ * The v1 protocol over WebSocket (`GET /v1/ws`, also `/ws`, on the HTTP listener). It only frames
  * and writes; everything else is the session's. A message over the size limit gets a
  * `too_large` error message, then close code 1009 (as a TCP line over the limit does),
  * once received whole; one over twice the limit is refused by `ws` itself while it
@@ -18,6 +18,8 @@ import type { ActionGateway } from '../actions/gateway.js';
 import type { Session, Wire } from '../actions/session.js';
 
 export const wsPath = '/v1/ws';
+/** Every path the WebSocket endpoint answers: `/v1/ws` (canonical) and `/ws` (Hivekit's client suite). */
+export const wsPaths: readonly string[] = [wsPath, '/ws'];
 
 export interface WsOptions {
   maxMessageBytes: number;
@@ -115,7 +117,7 @@ export function attachWebSocket(server: Server, gateway: ActionGateway, options:
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', () => undefined);
     const path = (req.url ?? '').split('?')[0];
-    if (path !== wsPath) {
+    if (path === undefined || !wsPaths.includes(path)) {
       refuse(socket, 404, 'Not Found', new LocusError('not_found', `no WebSocket endpoint at ${(path ?? '').slice(0, 256)}; use ${wsPath}`));
       return;
     }

@@ -7,10 +7,21 @@ import type { AreaService } from '../../../service/areas.js';
 import type { Clock } from '../../../service/clock.js';
 import type { ObjectService } from '../../../service/objects.js';
 import type { PubSub } from '../../../service/pubsub.js';
+import type { PresenceLookup } from '../../../service/presence-port.js';
 import type { RealmService } from '../../../service/realms.js';
 import type { Subscriptions } from '../../../service/subscriptions.js';
 import type { LiveSubscriptions } from '../../../service/live/live-subscriptions.js';
 import type { BuildInfo } from '../../../build-info.js';
+
+/** Limits the v1 handlers apply (from the configuration). */
+export interface V1Limits {
+  /** LOCUS_MAX_PAGE: a v1 list returns at most this many entries (then `nxt`). */
+  maxPage: number;
+  /** LOCUS_MAX_FILTER_CONDITIONS. */
+  maxFilterConditions: number;
+  /** LOCUS_MAX_POLYGON_VERTICES. */
+  maxVertices: number;
+}
 
 export interface HandlerDeps {
   access: Access;
@@ -23,6 +34,9 @@ export interface HandlerDeps {
   pubsub: PubSub;
   /** Hivekit subscriptions (`sub` `cre`/`upd`/`del`, compat section 5). */
   live: LiveSubscriptions;
+  /** Who is connected (compat 6): the `cst` of object records and list entries. Default noPresence. */
+  presence: PresenceLookup;
+  limits: V1Limits;
   clock: Clock;
   build: BuildInfo;
 }
