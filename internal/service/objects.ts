@@ -151,7 +151,7 @@ export class ObjectService {
     const query = parseHistoryQuery(params, this.limits);
     if ((await this.store.objects.get(realm.id, objectId)) === null) throw notFound(`object ${objectId} not found`);
     const page = await this.store.objects.history(realm.id, objectId, query);
-    return { id: objectId, locations: page.items, next: page.next };
+    return { id: objectId, locations: page.items.map((entry) => entry.location), next: page.next };
   }
 
   async delete(realm: Realm, id: string): Promise<ObjectChange> {

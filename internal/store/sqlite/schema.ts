@@ -84,11 +84,25 @@
  * Version 11 adds a realm's `label` and `data` (Hivekit's realm entity, REST v2): JSON
  * text, like areas' data, read whole with the realm. Existing realms read as label NULL
  * and data {}: the migration only adds the columns.
+ *
+ * Version 12 keeps the object's label and data with its history (Hivekit's history
+ * entries carry the data after each write: hivekit-compat.md 7.1). Every fix names the
+ * snapshot of label and data it was written with by a small version number (history-rows.ts:
+ * 4 bytes, only when not 0); the object row holds its current snapshot (`label`, `data`)
+ * as version `ver`, the version its current fix was written with (`loc_ver`) and the
+ * latest fix time written with version `ver` (`ver_last`, NULL while no fix names it).
+ * A write that changes the label or data of a version some fix names first copies the old
+ * snapshot to `snapshots` (keyed by the object's rowid and version, with `last`, the latest
+ * fix time that names it, which retention prunes by), then counts the version up; a
+ * version no fix names is overwritten in place. A tracker whose data stays the same writes
+ * no snapshot at all; one whose data changes with every fix, one per fix. Fixes stored
+ * before version 12 read as version 0: the object's label and data as they were when this
+ * migration ran, until the first change copies them.
  */
 import type { Database } from 'better-sqlite3';
 import type { Location } from '../../domain/types.js';
 import { locationExtra } from './current-fix.js';
-import { appendPast, chunkFixes, FIX_COLUMNS, fixRow, STORED_FIX_COLUMNS, type StoredFix } from './history-rows.js';
+import { appendPast, chunkFixes, FIX_COLUMNS, fixRow, fixTime, STORED_FIX_COLUMNS, type StoredFix } from './history-rows.js';
 
 type Migration = string | ((db: Database) => void);
 
@@ -181,6 +195,25 @@ function chunkHistory(db: Database): void {
     if (fixes.length > 0) flush(orow, fixes);
   }
   db.exec('DROP TABLE history; ALTER TABLE history_v10 RENAME TO history;');
+}
+
+/** Version 12: the snapshots of label and data that history entries carry (see the header). */
+function historySnapshots(db: Database): void {
+  db.function('locus_fix_time', { deterministic: true }, (time: unknown) => (typeof time === 'string' ? fixTime(time) : null));
+  db.exec(`
+    ALTER TABLE objects ADD COLUMN ver INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE objects ADD COLUMN ver_last INTEGER;
+    ALTER TABLE objects ADD COLUMN loc_ver INTEGER NOT NULL DEFAULT 0;
+    UPDATE objects SET ver_last = locus_fix_time(loc_time) WHERE loc_time IS NOT NULL;
+    CREATE TABLE snapshots (
+      orow  INTEGER NOT NULL,
+      ver   INTEGER NOT NULL,
+      last  INTEGER NOT NULL,
+      label TEXT,
+      data  BLOB NOT NULL,
+      PRIMARY KEY (orow, ver)
+    ) WITHOUT ROWID;
+  `);
 }
 
 /** Migration n (0-based) brings the schema from version n to n + 1. */
@@ -290,6 +323,7 @@ const MIGRATIONS: readonly Migration[] = [
   ALTER TABLE realms ADD COLUMN label TEXT;
   ALTER TABLE realms ADD COLUMN data TEXT NOT NULL DEFAULT '{}';
   `,
+  historySnapshots,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
