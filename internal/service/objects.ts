@@ -8,12 +8,13 @@ import {
   parseSearchLimit,
   parseShapeValue,
   rejectUnknownParams,
+  type HistoryParams,
 } from '../domain/list-query.js';
 import { parseBulkBody, parseObjectBody, type FutureLimit } from '../domain/object-input.js';
 import { parseSearchQuery } from '../domain/search.js';
 import type { Location, ObjectChange, Realm } from '../domain/types.js';
 import { notFound } from '../errors.js';
-import type { ObjectListQuery, Store } from '../store/port.js';
+import type { HistoryEntry, ObjectListQuery, Page, Store } from '../store/port.js';
 import type { ChangeListener } from './changes.js';
 import { isoTime, type Clock } from './clock.js';
 import { objectListEntry, objectView, type ObjectListEntry, type ObjectView } from './views.js';
@@ -152,6 +153,20 @@ export class ObjectService {
     if ((await this.store.objects.get(realm.id, objectId)) === null) throw notFound(`object ${objectId} not found`);
     const page = await this.store.objects.history(realm.id, objectId, query);
     return { id: objectId, locations: page.items.map((entry) => entry.location), next: page.next };
+  }
+
+  /**
+   * A page of an object's history entries (fix, label and data after that write), for
+   * Hivekit's forms: v1 `his rea` and `GET /v2/realm/<r>/history/<id>`. `missing`: what an
+   * unknown object gives, an empty page (v1, hivekit-compat.md 7.1) or 404 `unknown object <id>`.
+   */
+  async historyEntries(realm: Realm, id: string, query: HistoryParams, missing: 'empty' | 'not_found'): Promise<Page<HistoryEntry>> {
+    const objectId = parseId(id, 'object');
+    const page = await this.store.objects.history(realm.id, objectId, query);
+    if (page.items.length === 0 && missing === 'not_found' && (await this.store.objects.get(realm.id, objectId)) === null) {
+      throw notFound(`unknown object ${objectId}`);
+    }
+    return page;
   }
 
   async delete(realm: Realm, id: string): Promise<ObjectChange> {

@@ -6,6 +6,7 @@ import type { Access } from '../../../service/access.js';
 import type { AreaService } from '../../../service/areas.js';
 import type { Clock } from '../../../service/clock.js';
 import type { ObjectService } from '../../../service/objects.js';
+import type { RealmSearch } from '../../../service/realm-search.js';
 import type { RealmService } from '../../../service/realms.js';
 import type { Subscriptions } from '../../../service/subscriptions.js';
 import type { BuildInfo } from '../../../build-info.js';
@@ -15,6 +16,8 @@ export interface HandlerDeps {
   objects: ObjectService;
   areas: AreaService;
   realms: RealmService;
+  /** Hivekit's search over objects and areas (`rea sea`): `new RealmSearch(store)`. */
+  search: RealmSearch;
   /** The `evt` model's subscriptions (locus extension `sub`/`sub`, `sub`/`uns`). */
   subscriptions: Subscriptions;
   clock: Clock;
