@@ -34,13 +34,13 @@ describe('v1 his rea and rea sea (handlers)', () => {
   let now = Date.parse('2024-05-01T12:00:00.000Z');
   const caller = { principal: {} as Principal, connection: null } as V1Caller;
 
-  const run = async (handler: V1Handler, raw: Record<string, unknown>): Promise<Record<string, unknown>> => {
+  const run = async (handler: V1Handler, raw: Record<string, unknown>): Promise<Readonly<Record<string, unknown>>> => {
     const answer = await handler.run({ typ: String(raw.typ), act: String(raw.act), cid: 'c1', raw }, realm, caller);
     assert.ok(answer !== null);
-    return answer as Record<string, unknown>;
+    return answer;
   };
-  const history = (id: string, dat: unknown): Promise<Record<string, unknown>> => run(his, { typ: 'his', act: 'rea', id, rea: 'r', dat, cid: 'c1' });
-  const search = (dat: unknown): Promise<Record<string, unknown>> => run(sea, { typ: 'rea', act: 'sea', rea: 'r', dat, cid: 'c1' });
+  const history = (id: string, dat: unknown): Promise<Readonly<Record<string, unknown>>> => run(his, { typ: 'his', act: 'rea', id, rea: 'r', dat, cid: 'c1' });
+  const search = (dat: unknown): Promise<Readonly<Record<string, unknown>>> => run(sea, { typ: 'rea', act: 'sea', rea: 'r', dat, cid: 'c1' });
   const rejects = async (promise: Promise<unknown>, status: number, text: RegExp): Promise<void> => {
     await assert.rejects(promise, (err: unknown) => err instanceof LocusError && err.status === status && text.test(err.message));
   };

@@ -260,8 +260,8 @@ export class SqliteObjectStore implements ObjectStore {
     const ensureKey = db.prepare<[string]>('INSERT OR IGNORE INTO realm_keys (realm) VALUES (?)');
     const selectRealm = db.prepare<[string], number>('SELECT 1 FROM realms WHERE id = ?').pluck();
     // Data is written as JSONB, encoded here (data-jsonb.ts encodeData).
-    const insert = db.prepare<[string, string, ...ObjectValues, Uint8Array, Uint8Array | null, number | null]>(
-      'INSERT INTO objects (realm, id, label, lon, lat, loc_extra, loc_time, seen, data, past, ver_last) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (realm, id) DO NOTHING',
+    const insert = db.prepare<[string, string, ...ObjectValues, Uint8Array, Uint8Array | null]>(
+      'INSERT INTO objects (realm, id, label, lon, lat, loc_extra, loc_time, seen, data, past) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (realm, id) DO NOTHING',
     );
     // Updated in place (never INSERT OR REPLACE): the rowid, which the spatial and the
     // full-text index key on, stays the same for the object's whole life. Data NULL
@@ -272,8 +272,9 @@ export class SqliteObjectStore implements ObjectStore {
     );
     // A tracker's usual write: a new current location, label and data as they were (about
     // 0.4 µs less than the general statement: fewer values bound, data not touched).
-    const moveRow = db.prepare<[number, number, Uint8Array | null, string, string | null, Uint8Array | null, number, number | null, number]>(
-      'UPDATE objects SET lon = ?, lat = ?, loc_extra = ?, loc_time = ?, seen = ?, past = ?, loc_pruned = 0, loc_ver = ?, ver_last = ? WHERE rowid = ?',
+    // The new current fix names the row's version (ver_last NULL: see upsertNow).
+    const moveRow = db.prepare<[number, number, Uint8Array | null, string, string | null, Uint8Array | null, number, number]>(
+      'UPDATE objects SET lon = ?, lat = ?, loc_extra = ?, loc_time = ?, seen = ?, past = ?, loc_pruned = 0, loc_ver = ?, ver_last = NULL WHERE rowid = ?',
     );
     // The snapshot of a version some fix names, before a write changes it (schema.ts version 12).
     const saveSnapshot = db.prepare<[number, number, number, string | null, Uint8Array]>(
@@ -366,21 +367,29 @@ export class SqliteObjectStore implements ObjectStore {
         const previous = old === null ? null : old.location;
 
         // Snapshots (schema.ts version 12): this write's fixes name version `ver`. A change
-        // of label or data makes a new version when some fix names the old one (ver_last
-        // not null), whose snapshot is kept first; else the old one is overwritten.
+        // of label or data makes a new version when some fix names the old one, whose
+        // snapshot is kept first (with the latest time of a fix naming it); else the old
+        // one is overwritten. The current fix is the newest: while it names the row's
+        // version, its time is that latest time, and `ver_last` stays NULL (a tracker's
+        // rows carry nothing more); only older fixes naming a newer version set it.
+        const oldLocVer = row === undefined ? 0 : row.loc_ver;
         let ver = row === undefined ? 0 : row.ver;
         let verLast = row === undefined ? null : row.ver_last;
-        if (row !== undefined && old !== null && verLast !== null && !sameSnapshot(old, next)) {
-          saveSnapshot.run(row.rowid, ver, verLast, old.label, encodeData(old.data));
-          ver++;
+        if (row !== undefined && old !== null && !sameSnapshot(old, next)) {
+          const pinnedAt = oldLocVer === ver && previous !== null ? Math.max(verLast ?? -Infinity, fixTime(previous.time)) : verLast;
+          if (pinnedAt !== null) saveSnapshot.run(row.rowid, ver, pinnedAt, old.label, encodeData(old.data));
+          if (pinnedAt !== null) ver++;
           verLast = null;
         }
-        for (const fix of folded.fixes) {
-          const time = fixTime(fix.time);
-          if (verLast === null || time > verLast) verLast = time;
-        }
-        const oldLocVer = row === undefined ? 0 : row.loc_ver;
         const locVer = location !== previous ? ver : oldLocVer;
+        if (locVer === ver && location !== null) {
+          verLast = null;
+        } else {
+          for (const fix of folded.fixes) {
+            const time = fixTime(fix.time);
+            if (verLast === null || time > verLast) verLast = time;
+          }
+        }
 
         let past: StoredFix[] | null = null;
         if (row !== undefined && previous !== null && location !== previous && previous.time !== currentTime && row.loc_pruned === 0) {
@@ -420,7 +429,8 @@ export class SqliteObjectStore implements ObjectStore {
         let pruned = 0;
         if (row === undefined || old === null) {
           // A new object, unless guessNew was wrong: then its row is read and it is written again.
-          const result = insert.run(realm, folded.id, ...values, encodeData(next.data), pastBytes(nextPast), verLast);
+          // Version 0, named by its fixes, the newest of which is the current one (ver_last NULL).
+          const result = insert.run(realm, folded.id, ...values, encodeData(next.data), pastBytes(nextPast));
           if (result.changes === 0) {
             const existing = this.selectOne.get(realm, folded.id);
             if (existing === undefined) throw new Error(`object ${folded.id} neither inserted nor found`);
@@ -439,7 +449,7 @@ export class SqliteObjectStore implements ObjectStore {
           rowid = row.rowid;
           if (location === previous) pruned = row.loc_pruned;
           if (sameData && location !== null && location !== previous && next.label === old.label) {
-            moveRow.run(location.longitude, location.latitude, values[3], location.time, next.seen, pastBytes(nextPast), locVer, verLast, rowid);
+            moveRow.run(location.longitude, location.latitude, values[3], location.time, next.seen, pastBytes(nextPast), locVer, rowid);
           } else {
             update.run(...values, sameData ? null : encodeData(next.data), pastBytes(nextPast), location === previous ? 1 : 0, ver, locVer, verLast, rowid);
           }

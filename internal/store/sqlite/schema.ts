@@ -89,12 +89,15 @@
  * entries carry the data after each write: hivekit-compat.md 7.1). Every fix names the
  * snapshot of label and data it was written with by a small version number (history-rows.ts:
  * 4 bytes, only when not 0); the object row holds its current snapshot (`label`, `data`)
- * as version `ver`, the version its current fix was written with (`loc_ver`) and the
- * latest fix time written with version `ver` (`ver_last`, NULL while no fix names it).
+ * as version `ver` and the version its current fix was written with (`loc_ver`). The
+ * current fix is the newest, so while it names `ver` its time is the latest of a fix that
+ * names `ver`; otherwise `ver_last` holds that time (NULL while no fix names `ver`). All
+ * three are 0 or NULL on a tracker's row, which then costs no bytes but their headers.
  * A write that changes the label or data of a version some fix names first copies the old
  * snapshot to `snapshots` (keyed by the object's rowid and version, with `last`, the latest
  * fix time that names it, which retention prunes by), then counts the version up; a
- * version no fix names is overwritten in place. A tracker whose data stays the same writes
+ * version no fix names is overwritten in place. The migration only adds the columns and
+ * the table. A tracker whose data stays the same writes
  * no snapshot at all; one whose data changes with every fix, one per fix. Fixes stored
  * before version 12 read as version 0: the object's label and data as they were when this
  * migration ran, until the first change copies them.
@@ -102,7 +105,7 @@
 import type { Database } from 'better-sqlite3';
 import type { Location } from '../../domain/types.js';
 import { locationExtra } from './current-fix.js';
-import { appendPast, chunkFixes, FIX_COLUMNS, fixRow, fixTime, STORED_FIX_COLUMNS, type StoredFix } from './history-rows.js';
+import { appendPast, chunkFixes, FIX_COLUMNS, fixRow, STORED_FIX_COLUMNS, type StoredFix } from './history-rows.js';
 
 type Migration = string | ((db: Database) => void);
 
@@ -199,12 +202,10 @@ function chunkHistory(db: Database): void {
 
 /** Version 12: the snapshots of label and data that history entries carry (see the header). */
 function historySnapshots(db: Database): void {
-  db.function('locus_fix_time', { deterministic: true }, (time: unknown) => (typeof time === 'string' ? fixTime(time) : null));
   db.exec(`
     ALTER TABLE objects ADD COLUMN ver INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE objects ADD COLUMN ver_last INTEGER;
     ALTER TABLE objects ADD COLUMN loc_ver INTEGER NOT NULL DEFAULT 0;
-    UPDATE objects SET ver_last = locus_fix_time(loc_time) WHERE loc_time IS NOT NULL;
     CREATE TABLE snapshots (
       orow  INTEGER NOT NULL,
       ver   INTEGER NOT NULL,
