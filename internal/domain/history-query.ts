@@ -11,7 +11,7 @@ import { normalizeTime } from './time.js';
 const EARLIEST_MS = new Date('0000-01-01T00:00:00.000Z').getTime();
 const LATEST_MS = new Date('9999-12-31T23:59:59.999Z').getTime();
 
-const UNIX_MS = /^-?\d{1,16}$/;
+const UNIX_MS = /^-?\d+$/;
 
 /**
  * A history bound: an ISO 8601 date-time with `Z` or an offset, or Unix time in
