@@ -684,6 +684,15 @@ export function queryContract(withStore: WithStore): void {
         assert.deepEqual(got, [...expected].reverse());
       }));
 
+    void it('large data changing with every fix: every entry keeps its own', () =>
+      withStore(async (store) => {
+        const note = (m: number): string => `${'n'.repeat(700)}${m}`;
+        for (let m = 0; m < 30; m++) await store.objects.upsertMany('s', [{ id: 'a', location: at(0, 0, T(m)), data: { note: note(m), m } }], N0);
+        assert.deepEqual(await snapshots(store, 's', 'a'), Array.from({ length: 30 }, (_, m) => [T(m), null, { note: note(m), m }]));
+        assert.equal(await store.objects.pruneHistory('s', T(25)), 25);
+        assert.deepEqual(await snapshots(store, 's', 'a'), Array.from({ length: 5 }, (_, i) => [T(25 + i), null, { note: note(25 + i), m: 25 + i }]));
+      }));
+
     void it('retention keeps the snapshots of the fixes it keeps', () =>
       withStore(async (store) => {
         for (let m = 0; m < 20; m++) {

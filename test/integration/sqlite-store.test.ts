@@ -14,6 +14,7 @@ import { openSqliteStore, type SqliteStore } from '../../internal/store/sqlite/s
 import { decodePast, type StoredFix } from '../../internal/store/sqlite/history-rows.js';
 import { chunkPageSql, PRUNE_CHUNKS_SQL } from '../../internal/store/sqlite/history-chunks.js';
 import { type ObjectStoreOptions } from '../../internal/store/sqlite/object-store.js';
+import { SNAPSHOT_BUFFER_CHARS } from '../../internal/store/sqlite/snapshot-buffer.js';
 
 const N0 = '2024-05-01T12:00:00.000Z';
 const N1 = '2024-05-01T12:00:01.000Z';
@@ -707,6 +708,22 @@ void describe('sqlite query engine', () => {
       await store.close();
     }
   });
+
+  void it('schema 12: a tracker with unchanged data stores no snapshot; changing data waits in the row, then moves to snapshots in groups', () =>
+    withFile(async (store, path) => {
+      const T = (m: number): string => new Date(Date.parse(T0) + m * 1000).toISOString();
+      for (let m = 0; m < 20; m++) {
+        await store.objects.upsertMany('acme', [{ id: 'same', location: at(1, 2, T(m)), data: { kind: 'van' } }, { id: 'moving', location: at(1, 2, T(m)), data: { note: `${'x'.repeat(300)}${m}` } }], N0);
+      }
+      const rows = inspect(path, (db) => db.prepare('SELECT o.id, count(s.ver) AS n, length(o.snaps) AS held FROM objects o LEFT JOIN snapshots s ON s.orow = o.rowid GROUP BY o.id ORDER BY o.id').all());
+      const [moving, same] = rows as { id: string; n: number; held: number | null }[];
+      assert.equal(same?.n, 0);
+      assert.equal(same?.held, null);
+      // 19 kept snapshots: some moved in groups, the rest (under the buffer's size) held.
+      assert.ok(moving !== undefined && moving.n > 0 && moving.n < 19 && moving.held !== null && moving.held < SNAPSHOT_BUFFER_CHARS, JSON.stringify(rows));
+      const entries = (await store.objects.history('acme', 'moving', { limit: 100, order: 'asc' })).items;
+      assert.deepEqual(entries.map((e) => e.data.note), Array.from({ length: 20 }, (_, m) => `${'x'.repeat(300)}${m}`));
+    }));
 
   void it('keeps the spatial index and the FTS5 index in step with every write, delete and realm delete', () =>
     withFile(async (store, path) => {

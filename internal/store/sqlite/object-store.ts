@@ -58,6 +58,7 @@ import {
   withinLimits,
 } from './history-rows.js';
 import { HistoryChunks } from './history-chunks.js';
+import { appendSnapshot, heldSnapshots, SNAPSHOT_BUFFER_CHARS } from './snapshot-buffer.js';
 import { isWriteSpecific, settle, translateSqliteError } from './sqlite-errors.js';
 import { GroupCommit } from './group-commit.js';
 
@@ -247,7 +248,7 @@ export class SqliteObjectStore implements ObjectStore {
       typeof lon === 'number' && typeof lat === 'number' && this.inside(lon, lat) ? 1 : 0,
     );
     // The write path also reads the past fixes the row holds and its loc_pruned.
-    const columns = 'rowid, id, label, lon, lat, loc_extra, loc_time, seen, json(data) AS data, past, loc_pruned, ver, loc_ver, ver_last';
+    const columns = 'rowid, id, label, lon, lat, loc_extra, loc_time, seen, json(data) AS data, past, loc_pruned, ver, loc_ver, ver_last, snaps';
     this.selectOne = db.prepare(`SELECT ${columns} FROM objects WHERE realm = ? AND id = ?`);
     // A read of the object alone (GET): not its held past fixes.
     this.selectObject = db.prepare('SELECT rowid, id, label, lon, lat, loc_extra, loc_time, seen, json(data) AS data FROM objects WHERE realm = ? AND id = ?');
@@ -267,8 +268,8 @@ export class SqliteObjectStore implements ObjectStore {
     // full-text index key on, stays the same for the object's whole life. Data NULL
     // keeps the stored JSONB (a location update encodes nothing).
     // loc_pruned * ?: 0 when the location changes (a new current fix), else kept.
-    const update = db.prepare<[...ObjectValues, Uint8Array | null, Uint8Array | null, number, number, number, number | null, number]>(
-      'UPDATE objects SET label = ?, lon = ?, lat = ?, loc_extra = ?, loc_time = ?, seen = ?, data = coalesce(?, data), past = ?, loc_pruned = loc_pruned * ?, ver = ?, loc_ver = ?, ver_last = ? WHERE rowid = ?',
+    const update = db.prepare<[...ObjectValues, Uint8Array | null, Uint8Array | null, number, number, number, number | null, string | null, number]>(
+      'UPDATE objects SET label = ?, lon = ?, lat = ?, loc_extra = ?, loc_time = ?, seen = ?, data = coalesce(?, data), past = ?, loc_pruned = loc_pruned * ?, ver = ?, loc_ver = ?, ver_last = ?, snaps = ? WHERE rowid = ?',
     );
     // A tracker's usual write: a new current location, label and data as they were (about
     // 0.4 µs less than the general statement: fewer values bound, data not touched).
@@ -323,6 +324,7 @@ export class SqliteObjectStore implements ObjectStore {
           ver: row.ver,
           loc_ver: row.loc_ver,
           ver_last: row.ver_last,
+          snaps: row.snaps,
         };
         olds.set(row.id, { row: held, obj: objectFromRow(row) });
       };
@@ -375,10 +377,18 @@ export class SqliteObjectStore implements ObjectStore {
         const oldLocVer = row === undefined ? 0 : row.loc_ver;
         let ver = row === undefined ? 0 : row.ver;
         let verLast = row === undefined ? null : row.ver_last;
+        // Kept snapshots wait in the row (snapshot-buffer.ts) until they fill its buffer.
+        let snaps = row === undefined ? null : row.snaps;
         if (row !== undefined && old !== null && !sameSnapshot(old, next)) {
           const pinnedAt = oldLocVer === ver && previous !== null ? Math.max(verLast ?? -Infinity, fixTime(previous.time)) : verLast;
-          if (pinnedAt !== null) saveSnapshot.run(row.rowid, ver, pinnedAt, old.label, encodeData(old.data));
-          if (pinnedAt !== null) ver++;
+          if (pinnedAt !== null) {
+            snaps = appendSnapshot(snaps, [ver, pinnedAt, old.label, old.data]);
+            if (snaps.length >= SNAPSHOT_BUFFER_CHARS) {
+              for (const [v, last, label, data] of heldSnapshots(snaps)) saveSnapshot.run(row.rowid, v, last, label, encodeData(data));
+              snaps = null;
+            }
+            ver++;
+          }
           verLast = null;
         }
         const locVer = location !== previous ? ver : oldLocVer;
@@ -451,7 +461,7 @@ export class SqliteObjectStore implements ObjectStore {
           if (sameData && location !== null && location !== previous && next.label === old.label) {
             moveRow.run(location.longitude, location.latitude, values[3], location.time, next.seen, pastBytes(nextPast), locVer, rowid);
           } else {
-            update.run(...values, sameData ? null : encodeData(next.data), pastBytes(nextPast), location === previous ? 1 : 0, ver, locVer, verLast, rowid);
+            update.run(...values, sameData ? null : encodeData(next.data), pastBytes(nextPast), location === previous ? 1 : 0, ver, locVer, verLast, snaps, rowid);
           }
           if (location !== old.location) moves.push([rowid, location?.longitude ?? null, location?.latitude ?? null]);
           if (!sameSearchText(old, next)) toIndex.push([rowid, key, folded.id, next.label, next.data]);
@@ -473,6 +483,7 @@ export class SqliteObjectStore implements ObjectStore {
             ver,
             loc_ver: locVer,
             ver_last: verLast,
+            snaps,
           };
           written.push([folded.id, { row: state, obj: next }]);
         }
@@ -543,6 +554,10 @@ export class SqliteObjectStore implements ObjectStore {
       )
       .raw(true);
     const clearPast = db.prepare<[number]>('UPDATE objects SET past = NULL WHERE rowid = ?');
+    const heldSnaps = db
+      .prepare<[string, string, string], [number, string]>('SELECT rowid, snaps FROM objects WHERE realm = ? AND id > ? AND id <= ? AND snaps IS NOT NULL')
+      .raw(true);
+    const clearSnaps = db.prepare<[number]>('UPDATE objects SET snaps = NULL WHERE rowid = ?');
     // Snapshots whose every fix is before the cut (`last`: the latest fix time naming them).
     const pruneSnapshots = db.prepare<[string, string, string, number]>(
       'DELETE FROM snapshots WHERE orow IN (SELECT rowid FROM objects WHERE realm = ? AND id > ? AND id <= ?) AND last < ?',
@@ -554,13 +569,17 @@ export class SqliteObjectStore implements ObjectStore {
         this.chunks.add(rowid, decodePast(past));
         clearPast.run(rowid);
       }
+      for (const [rowid, snaps] of heldSnaps.all(realm, after, end)) {
+        for (const [v, last, label, data] of heldSnapshots(snaps)) saveSnapshot.run(rowid, v, last, label, encodeData(data));
+        clearSnaps.run(rowid);
+      }
       const cut = fixTime(before);
       const deleted = pruneCurrent.run(realm, after, end, before).changes + this.chunks.prune(realm, after, end, cut);
       pruneSnapshots.run(realm, after, end, cut);
       return { last: end, deleted };
     });
     this.selectHistoryOwner = db.prepare(
-      'SELECT rowid, lon, lat, loc_extra, loc_time, loc_pruned, past, label, json(data) AS data, ver, loc_ver FROM objects WHERE realm = ? AND id = ?',
+      'SELECT rowid, lon, lat, loc_extra, loc_time, loc_pruned, past, label, json(data) AS data, ver, loc_ver, snaps FROM objects WHERE realm = ? AND id = ?',
     );
     this.selectSnapshot = db.prepare<[number, number], [string | null, string]>('SELECT label, json(data) FROM snapshots WHERE orow = ? AND ver = ?').raw(true);
     this.historyTx = db.transaction((realm: string, id: string, query: HistoryQuery) => this.historyNow(realm, id, query));
@@ -797,6 +816,7 @@ export class SqliteObjectStore implements ObjectStore {
     // The snapshots the page names: the row's own version, the others from `snapshots`
     // (one lookup per version; a version found nowhere reads as no label and no data).
     const snapshots = new Map<number, Snapshot>();
+    for (const [ver, , label, data] of heldSnapshots(owner.snaps)) snapshots.set(ver, { label, data });
     const snapshot = (ver: number): Snapshot => {
       let found = snapshots.get(ver);
       if (found === undefined) {
@@ -906,6 +926,8 @@ interface HistoryOwner {
   data: string;
   ver: number;
   loc_ver: number;
+  /** Held snapshots (snapshot-buffer.ts). */
+  snaps: string | null;
 }
 
 /** The label and data a history entry carries. */

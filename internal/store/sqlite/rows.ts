@@ -33,6 +33,8 @@ export interface ObjectStateRow extends ObjectRow {
   ver: number;
   loc_ver: number;
   ver_last: number | null;
+  /** Snapshots held before they move to `snapshots` (snapshot-buffer.ts): JSON text. */
+  snaps: string | null;
 }
 
 /**

@@ -93,11 +93,12 @@
  * current fix is the newest, so while it names `ver` its time is the latest of a fix that
  * names `ver`; otherwise `ver_last` holds that time (NULL while no fix names `ver`). All
  * three are 0 or NULL on a tracker's row, which then costs no bytes but their headers.
- * A write that changes the label or data of a version some fix names first copies the old
- * snapshot to `snapshots` (keyed by the object's rowid and version, with `last`, the latest
+ * A write that changes the label or data of a version some fix names first keeps the old
+ * snapshot for `snapshots` (keyed by the object's rowid and version, with `last`, the latest
  * fix time that names it, which retention prunes by), then counts the version up; a
- * version no fix names is overwritten in place. The migration only adds the columns and
- * the table. A tracker whose data stays the same writes
+ * version no fix names is overwritten in place. Kept snapshots wait in the row (`snaps`,
+ * snapshot-buffer.ts) and move to `snapshots` a few at a time, as past fixes do. The
+ * migration only adds the columns and the table. A tracker whose data stays the same writes
  * no snapshot at all; one whose data changes with every fix, one per fix. Fixes stored
  * before version 12 read as version 0: the object's label and data as they were when this
  * migration ran, until the first change copies them.
@@ -206,6 +207,7 @@ function historySnapshots(db: Database): void {
     ALTER TABLE objects ADD COLUMN ver INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE objects ADD COLUMN ver_last INTEGER;
     ALTER TABLE objects ADD COLUMN loc_ver INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE objects ADD COLUMN snaps TEXT;
     CREATE TABLE snapshots (
       orow  INTEGER NOT NULL,
       ver   INTEGER NOT NULL,
