@@ -22,6 +22,7 @@ import { ObjectService } from './service/objects.js';
 import { LiveSubscriptions } from './service/live/live-subscriptions.js';
 import { PresenceRegistry } from './service/presence-registry.js';
 import { PubSub } from './service/pubsub.js';
+import { RealmSearch } from './service/realm-search.js';
 import { RealmService, type IssuedToken } from './service/realms.js';
 import { TenantService } from './service/tenants.js';
 import { Subscriptions } from './service/subscriptions.js';
@@ -145,6 +146,7 @@ export async function start(config: Config, options: StartOptions = {}): Promise
       objects,
       areas,
       realms,
+      search: new RealmSearch(store),
       subscriptions,
       pubsub,
       live,
@@ -189,6 +191,7 @@ export async function start(config: Config, options: StartOptions = {}): Promise
     store,
     logger,
     maxBodyBytes: config.maxBodyBytes,
+    maxPage: config.maxPage,
     build,
     isAccepting: () => accepting,
     openConnections: () => gateway.stats().connections,

@@ -8,12 +8,13 @@ import {
   parseSearchLimit,
   parseShapeValue,
   rejectUnknownParams,
+  type HistoryParams,
 } from '../domain/list-query.js';
 import { parseBulkBody, parseObjectBody, type FutureLimit } from '../domain/object-input.js';
 import { parseSearchQuery } from '../domain/search.js';
 import type { Location, ObjectChange, ObjectPatch, Realm, TrackedObject } from '../domain/types.js';
 import { LocusError, notFound, toLocusError, unknownObject } from '../errors.js';
-import type { ObjectListQuery, Page, Store } from '../store/port.js';
+import type { HistoryEntry, ObjectListQuery, Page, Store } from '../store/port.js';
 import type { ChangeListener } from './changes.js';
 import { isoTime, type Clock } from './clock.js';
 import { noPresence, type PresenceLookup } from './presence-port.js';
@@ -168,7 +169,21 @@ export class ObjectService {
     const query = parseHistoryQuery(params, this.limits);
     if ((await this.store.objects.get(realm.id, objectId)) === null) throw notFound(`object ${objectId} not found`);
     const page = await this.store.objects.history(realm.id, objectId, query);
-    return { id: objectId, locations: page.items, next: page.next };
+    return { id: objectId, locations: page.items.map((entry) => entry.location), next: page.next };
+  }
+
+  /**
+   * A page of an object's history entries (fix, label and data after that write), for
+   * Hivekit's forms: v1 `his rea` and `GET /v2/realm/<r>/history/<id>`. `missing`: what an
+   * unknown object gives, an empty page (v1, hivekit-compat.md 7.1) or 404 `unknown object <id>`.
+   */
+  async historyEntries(realm: Realm, id: string, query: HistoryParams, missing: 'empty' | 'not_found'): Promise<Page<HistoryEntry>> {
+    const objectId = parseId(id, 'object');
+    const page = await this.store.objects.history(realm.id, objectId, query);
+    if (page.items.length === 0 && missing === 'not_found' && (await this.store.objects.get(realm.id, objectId)) === null) {
+      throw notFound(`unknown object ${objectId}`);
+    }
+    return page;
   }
 
   /** Deletes an object; `missing` is the error when it does not exist (v1 says `unknown object <id>`). */

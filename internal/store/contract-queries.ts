@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import { LocusError } from '../errors.js';
 import { parseFilter } from '../domain/filter.js';
 import type { Location, ObjectPatch, Shape, TrackedObject } from '../domain/types.js';
-import type { ObjectListQuery, Page, Store } from './port.js';
+import type { HistoryEntry, ObjectListQuery, Page, Store } from './port.js';
 
 const N0 = '2024-05-01T12:00:00.000Z';
 const N1 = '2024-05-01T12:00:01.000Z';
@@ -474,14 +474,14 @@ export function queryContract(withStore: WithStore): void {
       );
       await store.objects.upsertMany('h2', [{ id: 'car', location: at(7, 7, T(0)) }], N0);
     }
-    const times = (page: Page<Location>): string[] => page.items.map((fix) => fix.time);
+    const times = (page: Page<HistoryEntry>): string[] => page.items.map((entry) => entry.location.time);
     const minutes = (...m: number[]): string[] => m.map(T);
 
     void it('returns the fixes oldest first, or newest first, within from and to (inclusive)', () =>
       withStore(async (store) => {
         await seed(store);
         const asc = await store.objects.history('h', 'car', { limit: 100, order: 'asc' });
-        assert.deepEqual(asc, {
+        assert.deepEqual({ items: asc.items.map((entry) => entry.location), next: asc.next }, {
           items: [at(0, 0, T(0)), at(1, 1, T(1)), at(2, 2, T(2)), at(3, 3, T(3)), { longitude: 4.5, latitude: 4.5, time: T(4), speed: 3 }],
           next: null,
         });
@@ -581,6 +581,148 @@ export function queryContract(withStore: WithStore): void {
         assert.deepEqual(await store.objects.history('h', 'car', { limit: 10, order: 'asc' }), { items: [], next: null });
         await store.objects.upsertMany('h', [{ id: 'car', location: at(5, 5, T(9)) }], N1);
         assert.deepEqual(times(await store.objects.history('h', 'car', { limit: 10, order: 'asc' })), minutes(9));
+      }));
+
+    /** The label and data of each entry, oldest first. */
+    const snapshots = async (store: Store, realm: string, id: string, query: { from?: string; to?: string } = {}): Promise<[string, string | null, unknown][]> =>
+      (await store.objects.history(realm, id, { limit: 1000, order: 'asc', ...query })).items.map((entry) => [entry.location.time, entry.label, entry.data]);
+
+    void it('each entry carries the label and data after the write that stored its fix (hivekit-compat 7.1)', () =>
+      withStore(async (store) => {
+        // compat 7.1's example: three writes, the third with only valueB; data is merged.
+        await store.objects.upsertMany('s', [{ id: 'a', label: 'A', location: at(13, 52, T(0)), data: { valueA: 1 } }], N0);
+        await store.objects.upsertMany('s', [{ id: 'a', location: at(14, 53, T(1)), data: { valueA: 2, valueB: 1 } }], N0);
+        await store.objects.upsertMany('s', [{ id: 'a', location: at(15, 54, T(2)), data: { valueB: 2 } }], N0);
+        const page = await store.objects.history('s', 'a', { limit: 10, order: 'asc' });
+        assert.deepEqual(page.items, [
+          { location: at(13, 52, T(0)), label: 'A', data: { valueA: 1 } },
+          { location: at(14, 53, T(1)), label: 'A', data: { valueA: 2, valueB: 1 } },
+          { location: at(15, 54, T(2)), label: 'A', data: { valueA: 2, valueB: 2 } },
+        ]);
+        // Newest first, and within a range, the same snapshots.
+        const desc = await store.objects.history('s', 'a', { limit: 2, order: 'desc' });
+        assert.deepEqual(desc.items.map((entry) => entry.data), [{ valueA: 2, valueB: 2 }, { valueA: 2, valueB: 1 }]);
+        assert.deepEqual(await snapshots(store, 's', 'a', { from: T(1), to: T(1) }), [[T(1), 'A', { valueA: 2, valueB: 1 }]]);
+      }));
+
+    void it('a write without a location adds no entry; the next fix carries its changes', () =>
+      withStore(async (store) => {
+        await store.objects.upsertMany('s', [{ id: 'a', location: at(0, 0, T(0)), data: { n: 1 } }], N0);
+        await store.objects.upsertMany('s', [{ id: 'a', label: 'L', data: { n: 2 } }], N0);
+        await store.objects.upsertMany('s', [{ id: 'a', data: { n: 3, k: 'x' } }], N0);
+        assert.deepEqual(await snapshots(store, 's', 'a'), [[T(0), null, { n: 1 }]]);
+        await store.objects.upsertMany('s', [{ id: 'a', location: at(1, 1, T(1)) }], N0);
+        await store.objects.upsertMany('s', [{ id: 'a', data: { k: null } }], N0);
+        assert.deepEqual(await snapshots(store, 's', 'a'), [
+          [T(0), null, { n: 1 }],
+          [T(1), 'L', { n: 3, k: 'x' }],
+        ]);
+        // Clearing the label shows in the entries after it.
+        await store.objects.upsertMany('s', [{ id: 'a', label: null, location: at(2, 2, T(2)) }], N0);
+        assert.deepEqual((await snapshots(store, 's', 'a')).map(([, label, data]) => [label, data]), [
+          [null, { n: 1 }],
+          ['L', { n: 3, k: 'x' }],
+          [null, { n: 3 }],
+        ]);
+      }));
+
+    void it('an older fix written later carries the data after its own write; an equal time replaces fix and data', () =>
+      withStore(async (store) => {
+        await store.objects.upsertMany('s', [{ id: 'a', location: at(0, 0, T(5)), data: { v: 'five' } }], N0);
+        await store.objects.upsertMany('s', [{ id: 'a', location: at(0, 0, T(1)), data: { v: 'late' } }], N0);
+        assert.deepEqual(await snapshots(store, 's', 'a'), [
+          [T(1), null, { v: 'late' }],
+          [T(5), null, { v: 'five' }],
+        ]);
+        // The current location (T5) stays; its entry keeps the data of its write.
+        assert.deepEqual((await store.objects.get('s', 'a'))?.data, { v: 'late' });
+        await store.objects.upsertMany('s', [{ id: 'a', location: at(9, 9, T(5)), data: { v: 'again' } }], N0);
+        assert.deepEqual(await snapshots(store, 's', 'a'), [
+          [T(1), null, { v: 'late' }],
+          [T(5), null, { v: 'again' }],
+        ]);
+      }));
+
+    void it('the fixes of one batch carry the data after the whole batch', () =>
+      withStore(async (store) => {
+        await store.objects.upsertMany(
+          's',
+          [
+            { id: 'a', location: at(0, 0, T(0)), data: { x: 1 } },
+            { id: 'a', location: at(1, 1, T(1)), data: { y: 2 } },
+            { id: 'b', location: at(1, 1, T(1)) },
+          ],
+          N0,
+        );
+        assert.deepEqual(await snapshots(store, 's', 'a'), [
+          [T(0), null, { x: 1, y: 2 }],
+          [T(1), null, { x: 1, y: 2 }],
+        ]);
+        assert.deepEqual(await snapshots(store, 's', 'b'), [[T(1), null, {}]]);
+      }));
+
+    void it('many writes, data changing or not: every entry keeps its own snapshot', () =>
+      withStore(async (store) => {
+        const expected: [string, string | null, unknown][] = [];
+        for (let m = 0; m < 40; m++) {
+          // Data changes at every third write only; the label at the tenth.
+          const data = m % 3 === 0 ? { step: m, kind: 'van' } : undefined;
+          const label = m === 10 ? 'ten' : undefined;
+          await store.objects.upsertMany('s', [{ id: 'a', location: at(m / 10, 0, T(m)), ...(data === undefined ? {} : { data }), ...(label === undefined ? {} : { label }) }], N0);
+          expected.push([T(m), m >= 10 ? 'ten' : null, { step: m - (m % 3), kind: 'van' }]);
+        }
+        assert.deepEqual(await snapshots(store, 's', 'a'), expected);
+        // Pages through cursors see the same.
+        const got: unknown[] = [];
+        let cursor: string | undefined;
+        for (;;) {
+          const page = await store.objects.history('s', 'a', { limit: 7, order: 'desc', ...(cursor === undefined ? {} : { cursor }) });
+          got.push(...page.items.map((entry) => [entry.location.time, entry.label, entry.data]));
+          if (page.next === null) break;
+          cursor = page.next;
+        }
+        assert.deepEqual(got, [...expected].reverse());
+      }));
+
+    void it('large data changing with every fix: every entry keeps its own', () =>
+      withStore(async (store) => {
+        const note = (m: number): string => `${'n'.repeat(700)}${m}`;
+        for (let m = 0; m < 30; m++) await store.objects.upsertMany('s', [{ id: 'a', location: at(0, 0, T(m)), data: { note: note(m), m } }], N0);
+        assert.deepEqual(await snapshots(store, 's', 'a'), Array.from({ length: 30 }, (_, m) => [T(m), null, { note: note(m), m }]));
+        assert.equal(await store.objects.pruneHistory('s', T(25)), 25);
+        assert.deepEqual(await snapshots(store, 's', 'a'), Array.from({ length: 5 }, (_, i) => [T(25 + i), null, { note: note(25 + i), m: 25 + i }]));
+      }));
+
+    void it('retention keeps the snapshots of the fixes it keeps', () =>
+      withStore(async (store) => {
+        for (let m = 0; m < 20; m++) {
+          await store.objects.upsertMany('s', [{ id: 'a', location: at(0, 0, T(m)), data: { m } }, { id: 'b', location: at(0, 0, T(m)), data: { same: true } }], N0);
+        }
+        assert.equal(await store.objects.pruneHistory('s', T(12)), 24);
+        const kept = await snapshots(store, 's', 'a');
+        assert.deepEqual(kept, Array.from({ length: 8 }, (_, i) => [T(12 + i), null, { m: 12 + i }]));
+        assert.deepEqual((await snapshots(store, 's', 'b')).map(([, , data]) => data), Array.from({ length: 8 }, () => ({ same: true })));
+        // Writes after a prune still snapshot as before.
+        await store.objects.upsertMany('s', [{ id: 'a', location: at(0, 0, T(30)), data: { m: 30 } }], N0);
+        await store.objects.upsertMany('s', [{ id: 'a', data: { m: 31 } }], N0);
+        assert.deepEqual((await snapshots(store, 's', 'a', { from: T(19) })).map(([, , data]) => data), [{ m: 19 }, { m: 30 }]);
+      }));
+
+    void it('an object deleted and written again, or a realm deleted, starts without old snapshots', () =>
+      withStore(async (store) => {
+        await store.realms.put('s', { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null }, N0);
+        for (let m = 0; m < 12; m++) await store.objects.upsertMany('s', [{ id: 'a', location: at(0, 0, T(m)), data: { m } }], N0);
+        await store.objects.delete('s', 'a', N1);
+        await store.objects.upsertMany('s', [{ id: 'a', location: at(0, 0, T(0)), data: { fresh: 1 } }], N1);
+        await store.objects.upsertMany('s', [{ id: 'a', location: at(0, 0, T(1)), data: { fresh: 2 } }], N1);
+        assert.deepEqual(await snapshots(store, 's', 'a'), [
+          [T(0), null, { fresh: 1 }],
+          [T(1), null, { fresh: 2 }],
+        ]);
+        assert.equal(await store.realms.delete('s'), true);
+        await store.realms.put('s', { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null }, N1);
+        await store.objects.upsertMany('s', [{ id: 'a', location: at(0, 0, T(3)) }], N1);
+        assert.deepEqual(await snapshots(store, 's', 'a'), [[T(3), null, {}]]);
       }));
   });
 }

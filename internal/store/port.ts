@@ -9,6 +9,7 @@
  */
 import type {
   Area,
+  Data,
   FilterCondition,
   Location,
   Shape,
@@ -74,6 +75,17 @@ export interface HistoryQuery {
   /** A cursor returned by a previous page of the same history query. */
   cursor?: string;
   order: 'asc' | 'desc';
+}
+
+/**
+ * One entry of an object's history: a stored fix with the object's label and data as the
+ * write that stored it left them (hivekit-compat.md 7.1). Entries of one object share
+ * their data objects when equal: never mutate them.
+ */
+export interface HistoryEntry {
+  location: Location;
+  label: string | null;
+  data: Data;
 }
 
 export interface AreaListQuery {
@@ -173,14 +185,17 @@ export interface ObjectStore {
    */
   search(realm: string, query: SearchQuery): Promise<SearchHit[]>;
   /**
-   * The object's stored fixes within [from, to], in time order (`desc`: newest first),
-   * paged by `limit` and `cursor`. An object without history (or that does not exist)
-   * gives an empty page: the caller checks existence.
+   * The object's stored fixes within [from, to] (fix times), in time order (`desc`: newest
+   * first), paged by `limit` and `cursor`, each with the label and data the object had
+   * after the write that stored it (a batch: after the whole batch; a later write of an
+   * equal fix time replaces the fix and its snapshot). Writes without a location add no
+   * entry. An object without history (or that does not exist) gives an empty page: the
+   * caller checks existence.
    */
-  history(realm: string, id: string, query: HistoryQuery): Promise<Page<Location>>;
+  history(realm: string, id: string, query: HistoryQuery): Promise<Page<HistoryEntry>>;
   /**
-   * Deletes the realm's fixes whose time is before `before` (normalised ISO); returns how
-   * many. May run as several short transactions; stops early (between them) once
+   * Deletes the realm's fixes whose time is before `before` (normalised ISO), with the
+   * snapshots only they named; returns how many fixes. May run as several short transactions; stops early (between them) once
    * `signal` is aborted.
    */
   pruneHistory(realm: string, before: string, options?: { signal?: AbortSignal }): Promise<number>;

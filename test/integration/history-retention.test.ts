@@ -17,7 +17,7 @@ const fix = (ms: number): Location => ({ longitude: 1, latitude: 2, time: iso(ms
 const settings = (historyRetentionDays: number): RealmSettings => ({ connectionTimeout: 120, historyRetentionDays, rateLimit: null });
 
 async function times(store: Store, realm: string, id: string): Promise<string[]> {
-  return (await store.objects.history(realm, id, { limit: 100, order: 'asc' })).items.map((f) => f.time);
+  return (await store.objects.history(realm, id, { limit: 100, order: 'asc' })).items.map((e) => e.location.time);
 }
 
 /** A scheduler that runs only when the test says so. */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { configure, WAL_SIZE_LIMIT_BYTES } from '../../internal/store/sqlite/schema.js';
+import { configure, SCHEMA_VERSION, WAL_SIZE_LIMIT_BYTES } from '../../internal/store/sqlite/schema.js';
 import { LocusError } from '../../internal/errors.js';
 import { compareCodePoints, parseFilter } from '../../internal/domain/filter.js';
 import type { Data, ObjectPatch, Shape } from '../../internal/domain/types.js';
@@ -14,12 +14,14 @@ import { openSqliteStore, type SqliteStore } from '../../internal/store/sqlite/s
 import { decodePast, type StoredFix } from '../../internal/store/sqlite/history-rows.js';
 import { chunkPageSql, PRUNE_CHUNKS_SQL } from '../../internal/store/sqlite/history-chunks.js';
 import { type ObjectStoreOptions } from '../../internal/store/sqlite/object-store.js';
+import { SNAPSHOT_BUFFER_CHARS } from '../../internal/store/sqlite/snapshot-buffer.js';
 
 const N0 = '2024-05-01T12:00:00.000Z';
 const N1 = '2024-05-01T12:00:01.000Z';
 const T0 = '2024-05-01T10:00:00.000Z';
 const T1 = '2024-05-01T10:00:01.000Z';
 const T2 = '2024-05-01T10:00:02.000Z';
+const T3 = '2024-05-01T10:00:03.000Z';
 const SETTINGS = { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null };
 
 const dirs: string[] = [];
@@ -214,8 +216,8 @@ void describe('sqlite store', () => {
         assert.equal(changes.length, 100);
       }
       assert.deepEqual(await store.objects.get('acme', 'a7'), { id: 'a7', label: 'A', location: at(T2, 4), data: { n: 7, m: 1 }, seen: N1 });
-      assert.deepEqual((await store.objects.history('acme', 'a7', { limit: 10, order: 'asc' })).items, [at(T0), at(T1, 3), at(T2, 4)]);
-      assert.deepEqual((await store.objects.history('acme', 'b7', { limit: 10, order: 'asc' })).items, [at(T1), at(T2, 4)]);
+      assert.deepEqual((await store.objects.history('acme', 'a7', { limit: 10, order: 'asc' })).items.map((e) => e.location), [at(T0), at(T1, 3), at(T2, 4)]);
+      assert.deepEqual((await store.objects.history('acme', 'b7', { limit: 10, order: 'asc' })).items.map((e) => e.location), [at(T1), at(T2, 4)]);
       assert.equal((await store.objects.list('acme', { limit: 1000 })).items.length, 150);
       // After another import, a small batch of existing objects (not held) is written right too.
       await store.objects.upsertMany('acme', ids('c', 100).map((id): ObjectPatch => ({ id, data: { n: 1 } })), N1);
@@ -245,7 +247,7 @@ void describe('sqlite store', () => {
     withFile(async (store, path) => {
       await store.ping();
       assert.equal(inspect(path, (db) => db.pragma('journal_mode', { simple: true })), 'wal');
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 12);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), SCHEMA_VERSION);
       // A connection configured as the store's cuts its WAL back to 128 MiB when rewound.
       const raw = new Database(path);
       configure(raw);
@@ -259,7 +261,7 @@ void describe('sqlite store', () => {
             )
             .all(),
         ).map((row) => row.name);
-      assert.deepEqual(tables(path), ['areas', 'history', 'objects', 'realm_keys', 'realms', 'search_queue', 'search_source', 'signing_keys', 'sqlite_sequence', 'tenants', 'tokens']);
+      assert.deepEqual(tables(path), ['areas', 'history', 'objects', 'realm_keys', 'realms', 'search_queue', 'search_source', 'signing_keys', 'snapshots', 'sqlite_sequence', 'tenants', 'tokens']);
       // The full-text index lives in a file of its own, made by the indexer's thread.
       await store.objects.indexed();
       assert.deepEqual(tables(`${path}-search`), ['object_fts', 'search_state']);
@@ -287,7 +289,7 @@ void describe('sqlite store', () => {
     const again = openSqliteStore(path);
     await again.ping();
     await again.close();
-    assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 12);
+    assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), SCHEMA_VERSION);
   });
 
   void it('refuses a database written by a newer schema version', () => {
@@ -350,7 +352,7 @@ void describe('sqlite store', () => {
       assert.equal(await store.objects.get('acme', 'c'), null);
       assert.deepEqual(historyRows(path), before);
       assert.equal(before.length, 1);
-      assert.deepEqual((await store.objects.history('acme', 'a', { limit: 10, order: 'asc' })).items.map((fix) => fix.time), [T0, T1]);
+      assert.deepEqual((await store.objects.history('acme', 'a', { limit: 10, order: 'asc' })).items.map((e) => e.location.time), [T0, T1]);
       // And the store still works.
       await store.objects.upsertMany('acme', [{ id: 'b', label: 'B' }], N1);
       assert.equal((await store.objects.get('acme', 'b'))?.label, 'B');
@@ -373,7 +375,7 @@ void describe('sqlite store', () => {
         historyRows(path).map((row) => [row.realm, row.object_id, row.time, JSON.parse(row.location) as unknown]),
         [['acme', 'x', T0, { longitude: 2, latitude: 2, time: T0 }]],
       );
-      const history = async (realm: string, id: string): Promise<unknown[]> => (await store.objects.history(realm, id, { limit: 10, order: 'asc' })).items;
+      const history = async (realm: string, id: string): Promise<unknown[]> => (await store.objects.history(realm, id, { limit: 10, order: 'asc' })).items.map((e) => e.location);
       assert.deepEqual(await history('acme', 'x'), [
         { longitude: 2, latitude: 2, time: T0 },
         { longitude: 3, latitude: 3, time: T1, speed: 4 },
@@ -418,15 +420,15 @@ void describe('sqlite store', () => {
       // Read back as written: the same keys in the same order (the JSON text is equal), -0 as 0.
       const page = await store.objects.history('acme', 'x', { limit: 10, order: 'asc' });
       assert.equal(
-        JSON.stringify(page.items),
+        JSON.stringify(page.items.map((e) => e.location)),
         JSON.stringify([{ ...full, longitude: 0 }, { longitude: 1, latitude: 2, time: '1969-12-31T23:59:59.999Z' }, last]),
       );
-      assert.ok(Object.is(page.items[0]?.longitude, 0));
+      assert.ok(Object.is(page.items[0]?.location.longitude, 0));
       // Bounds and cursors compare the same instants as text and as milliseconds.
       const desc = await store.objects.history('acme', 'x', { limit: 1, order: 'desc', to: '9999-12-31T23:59:59.998Z' });
-      assert.deepEqual(desc.items.map((fix) => fix.time), ['1969-12-31T23:59:59.999Z']);
+      assert.deepEqual(desc.items.map((e) => e.location.time), ['1969-12-31T23:59:59.999Z']);
       assert.ok(desc.next !== null);
-      assert.deepEqual((await store.objects.history('acme', 'x', { limit: 5, order: 'desc', cursor: desc.next })).items.map((fix) => fix.time), [full.time]);
+      assert.deepEqual((await store.objects.history('acme', 'x', { limit: 5, order: 'desc', cursor: desc.next })).items.map((e) => e.location.time), [full.time]);
       // A cursor naming no real instant is refused, not read as an empty page.
       for (const time of ['2024-13-01T00:00:00.000Z', '2023-02-29T00:00:00.000Z']) {
         await assert.rejects(
@@ -587,7 +589,7 @@ void describe('sqlite query engine', () => {
 
     const store = openSqliteStore(path);
     try {
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 12);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), SCHEMA_VERSION);
       assert.deepEqual(
         inspect(path, (db) => db.prepare<[], string>('SELECT DISTINCT typeof(data) FROM objects').pluck().all()),
         ['blob'],
@@ -601,7 +603,7 @@ void describe('sqlite query engine', () => {
       assert.equal(JSON.stringify((await store.objects.get('other', 'some'))?.location), someText);
       assert.equal(JSON.stringify((await store.objects.get('other', 'truck'))?.location), JSON.stringify(at(13.4, 52.5)));
       assert.equal((await store.objects.get('acme', 'bike'))?.location, null);
-      assert.equal(JSON.stringify((await store.objects.history('other', 'full', { limit: 10, order: 'asc' })).items), `[${fullText}]`);
+      assert.equal(JSON.stringify((await store.objects.history('other', 'full', { limit: 10, order: 'asc' })).items.map((e) => e.location)), `[${fullText}]`);
       // The data reads back as the text it was: the same values, keys in the same order.
       const migrated = await store.objects.get('acme', 'tricky');
       assert.deepEqual(migrated?.data, JSON.parse(trickyJson));
@@ -625,8 +627,8 @@ void describe('sqlite query engine', () => {
       // History: the row that duplicated truck's current fix is gone, the fix still reads
       // back; other/truck's current fix had no row (pruned before): it stays out.
       assert.deepEqual(historyRows(path), []);
-      assert.deepEqual((await store.objects.history('acme', 'truck', { limit: 10, order: 'asc' })).items, [at(13.4, 52.5)]);
-      assert.deepEqual((await store.objects.history('other', 'truck', { limit: 10, order: 'asc' })).items, []);
+      assert.deepEqual((await store.objects.history('acme', 'truck', { limit: 10, order: 'asc' })).items.map((e) => e.location), [at(13.4, 52.5)]);
+      assert.deepEqual((await store.objects.history('other', 'truck', { limit: 10, order: 'asc' })).items.map((e) => e.location), []);
       // New writes in a migrated realm are indexed too.
       await store.objects.upsertMany('acme', [{ id: 'bike', label: 'Tractor bike', location: at(13.4, 52.5, T1) }], N1);
       assert.deepEqual((await store.objects.list('acme', { limit: 10, shape: circle })).items.map((o) => o.id), ['bike', 'truck']);
@@ -642,7 +644,7 @@ void describe('sqlite query engine', () => {
     raw.close();
     const store = openSqliteStore(path);
     try {
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 12);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), SCHEMA_VERSION);
       const acme = { id: 'acme', tenant: 'default', name: 'acme', label: null, data: {}, settings: SETTINGS, created: N0 };
       assert.deepEqual(await store.realms.get('acme'), acme);
       assert.deepEqual(await store.realms.list(), [acme]);
@@ -661,7 +663,7 @@ void describe('sqlite query engine', () => {
     const current = at(13.6, 52.7, T2);
     // Ids whose rowids are not in id order, over more than one chunk of the migration.
     for (let i = 0; i < 300; i++) insert.run('acme', `filler-${i}`, null, null, null, null, null, null, '{}');
-    insert.run('acme', 'truck', null, 13.6, 52.7, JSON.stringify(current), T2, N0, '{}');
+    insert.run('acme', 'truck', 'Truck', 13.6, 52.7, JSON.stringify(current), T2, N0, '{"k":"old"}');
     insert.run('acme', 'a-first', null, 1, 1, JSON.stringify(at(1, 1, T1)), T1, N0, '{}');
     const fix = raw.prepare('INSERT INTO history (realm, object_id, time, location) VALUES (?, ?, ?, ?)');
     for (const [realm, id, location] of [
@@ -678,7 +680,7 @@ void describe('sqlite query engine', () => {
 
     const store = openSqliteStore(path);
     try {
-      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), 12);
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), SCHEMA_VERSION);
       assert.deepEqual(
         historyRows(path).map((row) => [row.realm, row.object_id, row.location]),
         [
@@ -688,14 +690,43 @@ void describe('sqlite query engine', () => {
         ],
       );
       assert.equal(
-        JSON.stringify((await store.objects.history('acme', 'truck', { limit: 10, order: 'asc' })).items),
+        JSON.stringify((await store.objects.history('acme', 'truck', { limit: 10, order: 'asc' })).items.map((e) => e.location)),
         JSON.stringify([full, at(13.5, 52.6, T1), current]),
       );
-      assert.deepEqual((await store.objects.history('acme', 'a-first', { limit: 10, order: 'desc' })).items, [at(1, 1, T1), at(0.5, 0.5, T0)]);
+      assert.deepEqual((await store.objects.history('acme', 'a-first', { limit: 10, order: 'desc' })).items.map((e) => e.location), [at(1, 1, T1), at(0.5, 0.5, T0)]);
+      // Schema version 12: fixes stored before carry the label and data the object had at
+      // the upgrade, and keep them once the data changes.
+      const snapshots = async (): Promise<unknown[]> =>
+        (await store.objects.history('acme', 'truck', { limit: 10, order: 'asc' })).items.map((e) => [e.location.time, e.label, e.data]);
+      assert.deepEqual(await snapshots(), [[full.time, 'Truck', { k: 'old' }], [T1, 'Truck', { k: 'old' }], [T2, 'Truck', { k: 'old' }]]);
+      await store.objects.upsertMany('acme', [{ id: 'truck', label: 'New', data: { k: 'new' } }], N1);
+      await store.objects.upsertMany('acme', [{ id: 'truck', location: at(14, 53, T3) }], N1);
+      assert.deepEqual(await snapshots(), [
+        [full.time, 'Truck', { k: 'old' }],
+        [T1, 'Truck', { k: 'old' }],
+        [T2, 'Truck', { k: 'old' }],
+        [T3, 'New', { k: 'new' }],
+      ]);
     } finally {
       await store.close();
     }
   });
+
+  void it('schema 12: a tracker with unchanged data stores no snapshot; changing data waits in the row, then moves to snapshots in groups', () =>
+    withFile(async (store, path) => {
+      const T = (m: number): string => new Date(Date.parse(T0) + m * 1000).toISOString();
+      for (let m = 0; m < 20; m++) {
+        await store.objects.upsertMany('acme', [{ id: 'same', location: at(1, 2, T(m)), data: { kind: 'van' } }, { id: 'moving', location: at(1, 2, T(m)), data: { note: `${'x'.repeat(300)}${m}` } }], N0);
+      }
+      const rows = inspect(path, (db) => db.prepare('SELECT o.id, count(s.ver) AS n, length(o.snaps) AS held FROM objects o LEFT JOIN snapshots s ON s.orow = o.rowid GROUP BY o.id ORDER BY o.id').all());
+      const [moving, same] = rows as { id: string; n: number; held: number | null }[];
+      assert.equal(same?.n, 0);
+      assert.equal(same?.held, null);
+      // 19 kept snapshots: some moved in groups, the rest (under the buffer's size) held.
+      assert.ok(moving !== undefined && moving.n > 0 && moving.n < 19 && moving.held !== null && moving.held < SNAPSHOT_BUFFER_CHARS, JSON.stringify(rows));
+      const entries = (await store.objects.history('acme', 'moving', { limit: 100, order: 'asc' })).items;
+      assert.deepEqual(entries.map((e) => e.data.note), Array.from({ length: 20 }, (_, m) => `${'x'.repeat(300)}${m}`));
+    }));
 
   void it('keeps the spatial index and the FTS5 index in step with every write, delete and realm delete', () =>
     withFile(async (store, path) => {
@@ -908,7 +939,7 @@ void describe('sqlite query engine', () => {
       assert.deepEqual(await store.objects.get('acme', 'a'), { id: 'a', label: 'B', location: at(4, 4, T2), data: { k: 1 }, seen: N1 });
       assert.deepEqual(await store.objects.get('acme', 'n'), { id: 'n', label: 'New', location: at(3, 3), data: { seen: 2 }, seen: N1 });
       assert.equal(await store.objects.get('acme', 'x'), null);
-      assert.deepEqual((await store.objects.history('acme', 'a', { limit: 10, order: 'asc' })).items, [at(1, 1), at(2, 2, T1), at(4, 4, T2)]);
+      assert.deepEqual((await store.objects.history('acme', 'a', { limit: 10, order: 'asc' })).items.map((e) => e.location), [at(1, 1), at(2, 2, T1), at(4, 4, T2)]);
       assert.deepEqual((await store.objects.list('acme', { limit: 5, shape: { cx: 9, cy: 9, r: 1000 } })).items, []);
       assert.deepEqual((await store.objects.search('acme', { words: ['lost'], limit: 5 })).length, 0);
       await assertIndexesInSync(store, path, ['acme']);
@@ -942,7 +973,7 @@ void describe('sqlite query engine', () => {
       assert.deepEqual(await store.objects.get('acme', 'a'), { ...moved, data: { k: 2 } });
       assert.equal(await store.objects.get('acme', 'boom'), null);
       assert.deepEqual((await store.objects.list('acme', { limit: 5, shape: { cx: 6, cy: 6, r: 1000 } })).items, []);
-      assert.deepEqual((await store.objects.history('acme', 'a', { limit: 10, order: 'asc' })).items, [at(1, 1), at(5, 5, T1)]);
+      assert.deepEqual((await store.objects.history('acme', 'a', { limit: 10, order: 'asc' })).items.map((e) => e.location), [at(1, 1), at(5, 5, T1)]);
       await assertIndexesInSync(store, path, ['acme']);
     }));
 

@@ -54,7 +54,7 @@ export async function assertHistoryPages(store: Store, realm: string, id: string
       ...(cursor === undefined ? {} : { cursor }),
     });
     assert.ok(page.items.length <= q.limit);
-    got.push(...page.items);
+    got.push(...page.items.map((e) => e.location));
     if (page.next === null) break;
     cursor = page.next;
   }

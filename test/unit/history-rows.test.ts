@@ -16,6 +16,9 @@ import {
   fixTime,
   pastCount,
   storedFix,
+  fixVersion,
+  MAX_FIX_BYTES,
+  versioned,
   withinBounds,
   withinLimits,
   type HistoryBound,
@@ -126,6 +129,27 @@ void describe('history rows (schema version 7)', () => {
     // Its own memory: a slice of Buffer's shared pool would keep the pool (8 KiB) alive while held.
     assert.equal(one.buffer.byteLength, 49);
     assert.equal(appendPast(one, [typical]).buffer.byteLength, 98);
+  });
+
+  void it('fixes keep their snapshot version (schema version 12): 4 bytes when not 0, none for 0', () => {
+    const location = sentLocation.map((sent) => storedFix(parseLocation(sent, NOW, 'location')));
+    const version = fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 2 ** 32 - 1 }));
+    fc.assert(
+      fc.property(fc.array(fc.tuple(location, version), { maxLength: 12 }), (pairs) => {
+        const fixes = pairs.map(([fix, ver]) => versioned([...fix] as StoredFix, ver));
+        const past = appendPast(null, fixes);
+        const back = decodePast(past);
+        assert.deepEqual(back.map(fixVersion), pairs.map(([, ver]) => ver));
+        assert.deepEqual(back, fixes);
+        assert.equal(pastCount(past), fixes.length);
+        assert.equal(pastCount(appendHeldPast(null, fixes)), fixes.length);
+        assert.ok(past.length <= fixes.length * MAX_FIX_BYTES);
+      }),
+      { numRuns: 500 },
+    );
+    const typical = storedFix({ longitude: 8.5, latitude: 47.3, speed: 12, heading: 90, accuracy: 5, time: NOW });
+    assert.equal(appendPast(null, [versioned([...typical] as StoredFix, 0)]).length, 49);
+    assert.equal(appendPast(null, [versioned([...typical] as StoredFix, 7)]).length, 53);
   });
 
   void it('past values the write path holds (latin1 strings) read back their fixes, bind as the bytes of a stored value, and count as one', () => {

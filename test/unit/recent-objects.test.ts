@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { RecentObjects, type RecentObject } from '../../internal/store/sqlite/recent-objects.js';
 
 const entry = (id: string, rowid = 1): RecentObject => ({
-  row: { rowid, id, label: null, seen: null, past: null, loc_pruned: 0 },
+  row: { rowid, id, label: null, seen: null, past: null, loc_pruned: 0, ver: 0, loc_ver: 0, ver_last: null, snaps: null },
   obj: { id, label: null, location: null, data: {}, seen: null },
 });
 

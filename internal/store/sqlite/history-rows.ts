@@ -33,7 +33,23 @@ export type StoredFix = [
   heading: number | null,
   accuracy: number | null,
   altitudeAccuracy: number | null,
+  /**
+   * The snapshot of the object's label and data this fix was written with (schema.ts
+   * version 12: the object row's `ver` at that write); absent means 0.
+   */
+  ver?: number,
 ];
+
+/** The snapshot version of a stored fix (0 when it has none). */
+export function fixVersion(fix: StoredFix): number {
+  return fix[8] ?? 0;
+}
+
+/** A fix as stored with its snapshot version (a fix of version 0 stays without one: the same bytes as before version 12). */
+export function versioned(fix: StoredFix, ver: number): StoredFix {
+  if (ver !== 0) fix[8] = ver;
+  return fix;
+}
 
 /** A row as written (FIX_COLUMNS): the object's rowid, then the fix. */
 export type FixRow = [orow: number, ...fix: StoredFix];
@@ -96,19 +112,25 @@ export const PAST_BUFFER_FIXES = 8;
 /** The optional numbers of a fix, in StoredFix order (after time, lon, lat). */
 const OPTIONAL_COUNT = 5;
 
+/** The mask bit that says a fix carries its snapshot version (schema.ts version 12). */
+const VERSION_BIT = 1 << OPTIONAL_COUNT;
+
 /**
  * A fix as held in `past`: one byte whose bits say which optional numbers are present
  * (bit i: StoredFix[3 + i]), then, as little-endian doubles, the time (ms), longitude,
- * latitude and each present optional number. A typical tracker fix takes 41–49 bytes.
+ * latitude and each present optional number; then, when bit 5 is set, the fix's snapshot
+ * version as a little-endian uint32 (schema.ts version 12; a fix of version 0 has none,
+ * so fixes written before read as version 0). A typical tracker fix takes 41–53 bytes.
  */
 function encodedLength(fix: StoredFix): number {
   let length = 1 + 3 * 8;
   for (let i = 0; i < OPTIONAL_COUNT; i++) if (fix[3 + i] !== null) length += 8;
+  if ((fix[8] ?? 0) !== 0) length += 4;
   return length;
 }
 
-/** The most bytes a fix takes (every optional number present). */
-export const MAX_FIX_BYTES = 1 + (3 + OPTIONAL_COUNT) * 8;
+/** The most bytes a fix takes (every optional number present, and a version). */
+export const MAX_FIX_BYTES = 1 + (3 + OPTIONAL_COUNT) * 8 + 4;
 
 /** Encodes fixes into `out` from `at`; returns where they end. */
 function encodeFixes(out: Buffer, at: number, fixes: readonly StoredFix[]): number {
@@ -122,6 +144,12 @@ function encodeFixes(out: Buffer, at: number, fixes: readonly StoredFix[]): numb
       mask |= 1 << i;
       out.writeDoubleLE(value, at);
       at += 8;
+    }
+    const ver = fix[8] ?? 0;
+    if (ver !== 0) {
+      mask |= VERSION_BIT;
+      out.writeUInt32LE(ver, at);
+      at += 4;
     }
     out[maskAt] = mask;
   }
@@ -210,6 +238,10 @@ export function decodePast(value: Uint8Array | HeldPast | null): StoredFix[] {
       fix[3 + i] = view.getFloat64(at, true);
       at += 8;
     }
+    if ((mask & VERSION_BIT) !== 0) {
+      fix[8] = view.getUint32(at, true);
+      at += 4;
+    }
     fixes.push(fix);
   }
   return fixes;
@@ -223,6 +255,10 @@ export function pastCount(past: Uint8Array | HeldPast | null): number {
   for (let at = 0; at < past.length; count++) {
     let mask = held ? past.charCodeAt(at) : (past[at] as number);
     at += 1 + 3 * 8;
+    if ((mask & VERSION_BIT) !== 0) {
+      at += 4;
+      mask &= ~VERSION_BIT;
+    }
     for (; mask !== 0; mask >>= 1) if ((mask & 1) !== 0) at += 8;
   }
   return count;

@@ -24,10 +24,10 @@ import type { Database, Statement, Transaction } from 'better-sqlite3';
 import { invalid, unknownRealm } from '../../errors.js';
 import { compareCodePoints } from '../../domain/filter.js';
 import { applyPatch, foldPatches } from '../../domain/object.js';
-import type { BBox, FoldedPatch, Location, ObjectChange, ObjectPatch, TrackedObject } from '../../domain/types.js';
+import type { BBox, Data, FoldedPatch, Location, ObjectChange, ObjectPatch, TrackedObject } from '../../domain/types.js';
 import { compileShape, type PointTest } from '../../geo/contains.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
-import type { HistoryQuery, ObjectListQuery, ObjectStore, Page, SearchHit, SearchQuery } from '../port.js';
+import type { HistoryEntry, HistoryQuery, ObjectListQuery, ObjectStore, Page, SearchHit, SearchQuery } from '../port.js';
 import { compileFilter, dataPath } from './filter-sql.js';
 import { completeLocation, locationExtra } from './current-fix.js';
 import { encodeData } from './data-jsonb.js';
@@ -44,6 +44,7 @@ import {
   decodePast,
   fixFromRow,
   fixTime,
+  fixVersion,
   holdPast,
   PAST_BUFFER_FIXES,
   pastBytes,
@@ -52,10 +53,12 @@ import {
   type ChunkLimits,
   type HistoryBound,
   type StoredFix,
+  versioned,
   withinBounds,
   withinLimits,
 } from './history-rows.js';
 import { HistoryChunks } from './history-chunks.js';
+import { appendSnapshot, heldSnapshots, SNAPSHOT_BUFFER_CHARS } from './snapshot-buffer.js';
 import { isWriteSpecific, settle, translateSqliteError } from './sqlite-errors.js';
 import { GroupCommit } from './group-commit.js';
 
@@ -221,7 +224,8 @@ export class SqliteObjectStore implements ObjectStore {
   private readonly pruneChunkTx: Transaction<(realm: string, after: string, before: string) => { last: string | null; deleted: number }>;
   private readonly listTx: (realm: string, query: ObjectListQuery) => Page<TrackedObject>;
   private readonly selectHistoryOwner: Statement<[string, string], HistoryOwner>;
-  private readonly historyTx: (realm: string, id: string, query: HistoryQuery) => Page<Location>;
+  private readonly historyTx: (realm: string, id: string, query: HistoryQuery) => Page<HistoryEntry>;
+  private readonly selectSnapshot: Statement<[number, number], [string | null, string]>;
   /** Past fixes in `history`. */
   private readonly chunks: HistoryChunks;
   /** The last write that waited for the indexer's room (upsertMany): later ones wait behind it. */
@@ -244,7 +248,7 @@ export class SqliteObjectStore implements ObjectStore {
       typeof lon === 'number' && typeof lat === 'number' && this.inside(lon, lat) ? 1 : 0,
     );
     // The write path also reads the past fixes the row holds and its loc_pruned.
-    const columns = 'rowid, id, label, lon, lat, loc_extra, loc_time, seen, json(data) AS data, past, loc_pruned';
+    const columns = 'rowid, id, label, lon, lat, loc_extra, loc_time, seen, json(data) AS data, past, loc_pruned, ver, loc_ver, ver_last, snaps';
     this.selectOne = db.prepare(`SELECT ${columns} FROM objects WHERE realm = ? AND id = ?`);
     // A read of the object alone (GET): not its held past fixes.
     this.selectObject = db.prepare('SELECT rowid, id, label, lon, lat, loc_extra, loc_time, seen, json(data) AS data FROM objects WHERE realm = ? AND id = ?');
@@ -264,13 +268,18 @@ export class SqliteObjectStore implements ObjectStore {
     // full-text index key on, stays the same for the object's whole life. Data NULL
     // keeps the stored JSONB (a location update encodes nothing).
     // loc_pruned * ?: 0 when the location changes (a new current fix), else kept.
-    const update = db.prepare<[...ObjectValues, Uint8Array | null, Uint8Array | null, number, number]>(
-      'UPDATE objects SET label = ?, lon = ?, lat = ?, loc_extra = ?, loc_time = ?, seen = ?, data = coalesce(?, data), past = ?, loc_pruned = loc_pruned * ? WHERE rowid = ?',
+    const update = db.prepare<[...ObjectValues, Uint8Array | null, Uint8Array | null, number, number, number, number | null, string | null, number]>(
+      'UPDATE objects SET label = ?, lon = ?, lat = ?, loc_extra = ?, loc_time = ?, seen = ?, data = coalesce(?, data), past = ?, loc_pruned = loc_pruned * ?, ver = ?, loc_ver = ?, ver_last = ?, snaps = ? WHERE rowid = ?',
     );
     // A tracker's usual write: a new current location, label and data as they were (about
     // 0.4 µs less than the general statement: fewer values bound, data not touched).
-    const moveRow = db.prepare<[number, number, Uint8Array | null, string, string | null, Uint8Array | null, number]>(
-      'UPDATE objects SET lon = ?, lat = ?, loc_extra = ?, loc_time = ?, seen = ?, past = ?, loc_pruned = 0 WHERE rowid = ?',
+    // The new current fix names the row's version (ver_last NULL: see upsertNow).
+    const moveRow = db.prepare<[number, number, Uint8Array | null, string, string | null, Uint8Array | null, number, number]>(
+      'UPDATE objects SET lon = ?, lat = ?, loc_extra = ?, loc_time = ?, seen = ?, past = ?, loc_pruned = 0, loc_ver = ?, ver_last = NULL WHERE rowid = ?',
+    );
+    // The snapshot of a version some fix names, before a write changes it (schema.ts version 12).
+    const saveSnapshot = db.prepare<[number, number, number, string | null, Uint8Array]>(
+      'INSERT OR REPLACE INTO snapshots (orow, ver, last, label, data) VALUES (?, ?, ?, ?, ?)',
     );
     // A later fix of an equal time replaces the stored one (history-chunks.ts).
     this.chunks = new HistoryChunks(db, options.chunks ?? CHUNK_LIMITS);
@@ -279,6 +288,7 @@ export class SqliteObjectStore implements ObjectStore {
     // The delete trigger queues the removal of the full-text entry.
     const deleteRow = db.prepare<[number]>('DELETE FROM objects WHERE rowid = ?');
     const deleteHistory = db.prepare<[number]>('DELETE FROM history WHERE orow = ?');
+    const deleteSnapshots = db.prepare<[number]>('DELETE FROM snapshots WHERE orow = ?');
     const lastQueued = db.prepare<[], number | null>('SELECT max(seq) FROM search_queue').pluck();
 
     this.upsertNow = ({ realm, patches, now }: QueuedUpsert): UpsertWork => {
@@ -304,7 +314,18 @@ export class SqliteObjectStore implements ObjectStore {
         else olds.set(folded.id, recent);
       }
       const read = (row: ObjectStateRow): void => {
-        const held: HeldRow = { rowid: row.rowid, id: row.id, label: row.label, seen: row.seen, past: holdPast(row.past), loc_pruned: row.loc_pruned };
+        const held: HeldRow = {
+          rowid: row.rowid,
+          id: row.id,
+          label: row.label,
+          seen: row.seen,
+          past: holdPast(row.past),
+          loc_pruned: row.loc_pruned,
+          ver: row.ver,
+          loc_ver: row.loc_ver,
+          ver_last: row.ver_last,
+          snaps: row.snaps,
+        };
         olds.set(row.id, { row: held, obj: objectFromRow(row) });
       };
       // A bulk import of new objects reads no rows: while the realm's last large batches
@@ -356,13 +377,47 @@ export class SqliteObjectStore implements ObjectStore {
         const location = next.location;
         const currentTime = location === null ? null : location.time;
         const previous = old === null ? null : old.location;
+
+        // Snapshots (schema.ts version 12): this write's fixes name version `ver`. A change
+        // of label or data makes a new version when some fix names the old one, whose
+        // snapshot is kept first (with the latest time of a fix naming it); else the old
+        // one is overwritten. The current fix is the newest: while it names the row's
+        // version, its time is that latest time, and `ver_last` stays NULL (a tracker's
+        // rows carry nothing more); only older fixes naming a newer version set it.
+        const oldLocVer = row === undefined ? 0 : row.loc_ver;
+        let ver = row === undefined ? 0 : row.ver;
+        let verLast = row === undefined ? null : row.ver_last;
+        // Kept snapshots wait in the row (snapshot-buffer.ts) until they fill its buffer.
+        let snaps = row === undefined ? null : row.snaps;
+        if (row !== undefined && old !== null && !sameSnapshot(old, next)) {
+          const pinnedAt = oldLocVer === ver && previous !== null ? Math.max(verLast ?? -Infinity, fixTime(previous.time)) : verLast;
+          if (pinnedAt !== null) {
+            snaps = appendSnapshot(snaps, [ver, pinnedAt, old.label, old.data]);
+            if (snaps.length >= SNAPSHOT_BUFFER_CHARS) {
+              for (const [v, last, label, data] of heldSnapshots(snaps)) saveSnapshot.run(row.rowid, v, last, label, encodeData(data));
+              snaps = null;
+            }
+            ver++;
+          }
+          verLast = null;
+        }
+        const locVer = location !== previous ? ver : oldLocVer;
+        if (locVer === ver && location !== null) {
+          verLast = null;
+        } else {
+          for (const fix of folded.fixes) {
+            const time = fixTime(fix.time);
+            if (verLast === null || time > verLast) verLast = time;
+          }
+        }
+
         let past: StoredFix[] | null = null;
         if (row !== undefined && previous !== null && location !== previous && previous.time !== currentTime && row.loc_pruned === 0) {
-          past = [storedFix(previous)];
+          past = [versioned(storedFix(previous), oldLocVer)];
         }
         for (const fix of folded.fixes) {
           if (fix === location || fix.time === currentTime) continue;
-          (past ??= []).push(storedFix(fix));
+          (past ??= []).push(versioned(storedFix(fix), ver));
         }
         const heldPast = row === undefined ? null : row.past;
         let toHistory: StoredFix[] | null = null;
@@ -394,6 +449,7 @@ export class SqliteObjectStore implements ObjectStore {
         let pruned = 0;
         if (row === undefined || old === null) {
           // A new object, unless guessNew was wrong: then its row is read and it is written again.
+          // Version 0, named by its fixes, the newest of which is the current one (ver_last NULL).
           const result = insert.run(realm, folded.id, ...values, encodeData(next.data), pastBytes(nextPast));
           if (result.changes === 0) {
             const existing = this.selectOne.get(realm, folded.id);
@@ -413,9 +469,9 @@ export class SqliteObjectStore implements ObjectStore {
           rowid = row.rowid;
           if (location === previous) pruned = row.loc_pruned;
           if (sameData && location !== null && location !== previous && next.label === old.label) {
-            moveRow.run(location.longitude, location.latitude, values[3], location.time, next.seen, pastBytes(nextPast), rowid);
+            moveRow.run(location.longitude, location.latitude, values[3], location.time, next.seen, pastBytes(nextPast), locVer, rowid);
           } else {
-            update.run(...values, sameData ? null : encodeData(next.data), pastBytes(nextPast), location === previous ? 1 : 0, rowid);
+            update.run(...values, sameData ? null : encodeData(next.data), pastBytes(nextPast), location === previous ? 1 : 0, ver, locVer, verLast, snaps, rowid);
           }
           if (location !== old.location) moves.push([rowid, location?.longitude ?? null, location?.latitude ?? null]);
           if (!sameSearchText(old, next)) toIndex.push([rowid, key, folded.id, next.label, next.data]);
@@ -434,6 +490,10 @@ export class SqliteObjectStore implements ObjectStore {
             seen: next.seen,
             past: nextPast,
             loc_pruned: pruned,
+            ver,
+            loc_ver: locVer,
+            ver_last: verLast,
+            snaps,
           };
           written.push([folded.id, { row: state, obj: next }]);
         }
@@ -479,6 +539,7 @@ export class SqliteObjectStore implements ObjectStore {
       if (row === undefined) return null;
       deleteRow.run(row.rowid);
       deleteHistory.run(row.rowid);
+      deleteSnapshots.run(row.rowid);
       const change: ObjectChange = { realm, id, old: objectFromRow(row), new: null, history: [], time: now };
       // The trigger queued the entry's removal: the last entry queued.
       return { change, rowid: row.rowid, queued: Number(lastQueued.get() ?? 0) };
@@ -503,6 +564,14 @@ export class SqliteObjectStore implements ObjectStore {
       )
       .raw(true);
     const clearPast = db.prepare<[number]>('UPDATE objects SET past = NULL WHERE rowid = ?');
+    const heldSnaps = db
+      .prepare<[string, string, string], [number, string]>('SELECT rowid, snaps FROM objects WHERE realm = ? AND id > ? AND id <= ? AND snaps IS NOT NULL')
+      .raw(true);
+    const clearSnaps = db.prepare<[number]>('UPDATE objects SET snaps = NULL WHERE rowid = ?');
+    // Snapshots whose every fix is before the cut (`last`: the latest fix time naming them).
+    const pruneSnapshots = db.prepare<[string, string, string, number]>(
+      'DELETE FROM snapshots WHERE orow IN (SELECT rowid FROM objects WHERE realm = ? AND id > ? AND id <= ?) AND last < ?',
+    );
     this.pruneChunkTx = db.transaction((realm: string, after: string, before: string) => {
       const end = chunkEnd.get(realm, after, PRUNE_CHUNK_OBJECTS) ?? null;
       if (end === null) return { last: null, deleted: 0 };
@@ -510,10 +579,19 @@ export class SqliteObjectStore implements ObjectStore {
         this.chunks.add(rowid, decodePast(past));
         clearPast.run(rowid);
       }
-      const deleted = pruneCurrent.run(realm, after, end, before).changes + this.chunks.prune(realm, after, end, fixTime(before));
+      for (const [rowid, snaps] of heldSnaps.all(realm, after, end)) {
+        for (const [v, last, label, data] of heldSnapshots(snaps)) saveSnapshot.run(rowid, v, last, label, encodeData(data));
+        clearSnaps.run(rowid);
+      }
+      const cut = fixTime(before);
+      const deleted = pruneCurrent.run(realm, after, end, before).changes + this.chunks.prune(realm, after, end, cut);
+      pruneSnapshots.run(realm, after, end, cut);
       return { last: end, deleted };
     });
-    this.selectHistoryOwner = db.prepare('SELECT rowid, lon, lat, loc_extra, loc_time, loc_pruned, past FROM objects WHERE realm = ? AND id = ?');
+    this.selectHistoryOwner = db.prepare(
+      'SELECT rowid, lon, lat, loc_extra, loc_time, loc_pruned, past, label, json(data) AS data, ver, loc_ver, snaps FROM objects WHERE realm = ? AND id = ?',
+    );
+    this.selectSnapshot = db.prepare<[number, number], [string | null, string]>('SELECT label, json(data) FROM snapshots WHERE orow = ? AND ver = ?').raw(true);
     this.historyTx = db.transaction((realm: string, id: string, query: HistoryQuery) => this.historyNow(realm, id, query));
   }
 
@@ -713,12 +791,12 @@ export class SqliteObjectStore implements ObjectStore {
     });
   }
 
-  history(realm: string, id: string, query: HistoryQuery): Promise<Page<Location>> {
+  history(realm: string, id: string, query: HistoryQuery): Promise<Page<HistoryEntry>> {
     // One read transaction: the object's row, then its stored fixes.
     return settle(() => this.historyTx(realm, id, query));
   }
 
-  private historyNow(realm: string, id: string, query: HistoryQuery): Page<Location> {
+  private historyNow(realm: string, id: string, query: HistoryQuery): Page<HistoryEntry> {
     if (!Number.isInteger(query.limit) || query.limit < 1 || query.limit > MAX_PAGE) {
       throw invalid(`limit must be an integer from 1 to ${MAX_PAGE}`, 'invalid_query');
     }
@@ -745,14 +823,35 @@ export class SqliteObjectStore implements ObjectStore {
     // The stored past fixes merged with the held ones by time, up to the page's end; then
     // the current location unless pruned (schema.ts version 6), in its place by time.
     const merged = this.chunks.page(owner.rowid, limits, asc, query.limit + 1, held);
-    const fixes = merged.map(fixFromRow);
+    // The snapshots the page names: the row's own version, the others from `snapshots`
+    // (one lookup per version; a version found nowhere reads as no label and no data).
+    const snapshots = new Map<number, Snapshot>();
+    for (const [ver, , label, data] of heldSnapshots(owner.snaps)) snapshots.set(ver, { label, data });
+    const snapshot = (ver: number): Snapshot => {
+      let found = snapshots.get(ver);
+      if (found === undefined) {
+        if (ver === owner.ver) {
+          found = { label: owner.label, data: JSON.parse(owner.data) as Data };
+        } else {
+          const row = this.selectSnapshot.get(owner.rowid, ver);
+          found = row === undefined ? { label: null, data: {} } : { label: row[0], data: JSON.parse(row[1]) as Data };
+        }
+        snapshots.set(ver, found);
+      }
+      return found;
+    };
+    const entry = (location: Location, ver: number): HistoryEntry => {
+      const { label, data } = snapshot(ver);
+      return { location, label, data };
+    };
+    const entries = merged.map((fix) => entry(fixFromRow(fix), fixVersion(fix)));
     const current = owner.loc_time;
     if (current !== null && owner.lon !== null && owner.lat !== null && owner.loc_pruned === 0 && withinBounds(current, bounds)) {
-      let at = fixes.length;
-      while (at > 0 && (asc ? (fixes[at - 1] as Location).time > current : (fixes[at - 1] as Location).time < current)) at--;
-      fixes.splice(at, 0, completeLocation({ longitude: owner.lon + 0, latitude: owner.lat + 0 }, owner.loc_extra, current));
+      let at = entries.length;
+      while (at > 0 && (asc ? (entries[at - 1] as HistoryEntry).location.time > current : (entries[at - 1] as HistoryEntry).location.time < current)) at--;
+      entries.splice(at, 0, entry(completeLocation({ longitude: owner.lon + 0, latitude: owner.lat + 0 }, owner.loc_extra, current), owner.loc_ver));
     }
-    return toPage(fixes, query.limit, (fix) => fix, (fix) => fix.time);
+    return toPage(entries, query.limit, (item) => item, (item) => item.location.time);
   }
 
   async pruneHistory(realm: string, before: string, options: { signal?: AbortSignal } = {}): Promise<number> {
@@ -832,4 +931,33 @@ interface HistoryOwner {
   loc_time: string | null;
   loc_pruned: number;
   past: Uint8Array | null;
+  label: string | null;
+  /** JSON text. */
+  data: string;
+  ver: number;
+  loc_ver: number;
+  /** Held snapshots (snapshot-buffer.ts). */
+  snaps: string | null;
+}
+
+/** The label and data a history entry carries. */
+interface Snapshot {
+  label: string | null;
+  data: Data;
+}
+
+/**
+ * True when a write left the label and data as they were (data values are flat: numbers,
+ * strings, booleans). A tracker that sends the same data with every fix then writes no
+ * snapshot.
+ */
+export function sameSnapshot(old: TrackedObject, next: TrackedObject): boolean {
+  if (old.label !== next.label) return false;
+  if (old.data === next.data) return true;
+  const keys = Object.keys(next.data);
+  if (keys.length !== Object.keys(old.data).length) return false;
+  for (const key of keys) {
+    if (!Object.hasOwn(old.data, key) || !Object.is(old.data[key], next.data[key])) return false;
+  }
+  return true;
 }

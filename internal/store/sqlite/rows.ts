@@ -29,6 +29,12 @@ export interface ObjectRow {
 export interface ObjectStateRow extends ObjectRow {
   past: Uint8Array | null;
   loc_pruned: number;
+  /** The version of the row's label and data, of its current fix, and the latest fix time of `ver` (schema.ts version 12). */
+  ver: number;
+  loc_ver: number;
+  ver_last: number | null;
+  /** Snapshots held before they move to `snapshots` (snapshot-buffer.ts): JSON text. */
+  snaps: string | null;
 }
 
 /**

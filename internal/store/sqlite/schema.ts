@@ -90,6 +90,24 @@
  * like the tokens it holds); and a realm's `tenant` and `name` (the id the tenant knows).
  * `realms.id` stays the storage key (domain/realm-key.ts); existing realms become the
  * default tenant's, with name = id, so no other row changes.
+ *
+ * Version 13 keeps the object's label and data with its history (Hivekit's history
+ * entries carry the data after each write: hivekit-compat.md 7.1). Every fix names the
+ * snapshot of label and data it was written with by a small version number (history-rows.ts:
+ * 4 bytes, only when not 0); the object row holds its current snapshot (`label`, `data`)
+ * as version `ver` and the version its current fix was written with (`loc_ver`). The
+ * current fix is the newest, so while it names `ver` its time is the latest of a fix that
+ * names `ver`; otherwise `ver_last` holds that time (NULL while no fix names `ver`). All
+ * three are 0 or NULL on a tracker's row, which then costs no bytes but their headers.
+ * A write that changes the label or data of a version some fix names first keeps the old
+ * snapshot for `snapshots` (keyed by the object's rowid and version, with `last`, the latest
+ * fix time that names it, which retention prunes by), then counts the version up; a
+ * version no fix names is overwritten in place. Kept snapshots wait in the row (`snaps`,
+ * snapshot-buffer.ts) and move to `snapshots` a few at a time, as past fixes do. The
+ * migration only adds the columns and the table. A tracker whose data stays the same writes
+ * no snapshot at all; one whose data changes with every fix, one per fix. Fixes stored
+ * before version 12 read as version 0: the object's label and data as they were when this
+ * migration ran, until the first change copies them.
  */
 import type { Database } from 'better-sqlite3';
 import type { Location } from '../../domain/types.js';
@@ -187,6 +205,24 @@ function chunkHistory(db: Database): void {
     if (fixes.length > 0) flush(orow, fixes);
   }
   db.exec('DROP TABLE history; ALTER TABLE history_v10 RENAME TO history;');
+}
+
+/** Version 13: the snapshots of label and data that history entries carry (see the header). */
+function historySnapshots(db: Database): void {
+  db.exec(`
+    ALTER TABLE objects ADD COLUMN ver INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE objects ADD COLUMN ver_last INTEGER;
+    ALTER TABLE objects ADD COLUMN loc_ver INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE objects ADD COLUMN snaps TEXT;
+    CREATE TABLE snapshots (
+      orow  INTEGER NOT NULL,
+      ver   INTEGER NOT NULL,
+      last  INTEGER NOT NULL,
+      label TEXT,
+      data  BLOB NOT NULL,
+      PRIMARY KEY (orow, ver)
+    ) WITHOUT ROWID;
+  `);
 }
 
 /** Migration n (0-based) brings the schema from version n to n + 1. */
@@ -317,6 +353,7 @@ const MIGRATIONS: readonly Migration[] = [
   UPDATE realms SET name = id;
   CREATE UNIQUE INDEX realms_by_tenant ON realms (tenant, name);
   `,
+  historySnapshots,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

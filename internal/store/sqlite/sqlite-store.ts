@@ -57,6 +57,7 @@ class SqliteRealmStore implements RealmStore {
     const updateEntity = db.prepare<[string | null, string, string]>('UPDATE realms SET label = ?, data = ? WHERE id = ?');
     const deleteRealmData = [
       'DELETE FROM history WHERE orow IN (SELECT rowid FROM objects WHERE realm = ?)',
+      'DELETE FROM snapshots WHERE orow IN (SELECT rowid FROM objects WHERE realm = ?)',
       'DELETE FROM objects WHERE realm = ?',
       'DELETE FROM areas WHERE realm = ?',
       'DELETE FROM tokens WHERE realm = ?',

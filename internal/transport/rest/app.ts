@@ -15,6 +15,9 @@ import type { ObjectService } from '../../service/objects.js';
 import type { RealmService } from '../../service/realms.js';
 import type { TenantService } from '../../service/tenants.js';
 import { keyedById } from '../../service/views.js';
+import { parseRestSearchParams, RealmSearch } from '../../service/realm-search.js';
+import { parseRestHistoryParams } from '../../domain/history-query.js';
+import { restHistoryEntry, restSearchRecord } from './hivekit-views.js';
 import type { Store } from '../../store/port.js';
 import { accessLog } from './access-log.js';
 import { authenticate, stripBodyToken } from './authenticate.js';
@@ -35,6 +38,8 @@ export interface RestDeps {
   store: Store;
   logger: Logger;
   maxBodyBytes: number;
+  /** The most entries of a history page (LOCUS_MAX_PAGE; default 10,000). */
+  maxPage?: number;
   build: { version: string; buildDate: string };
   /** False while shutting down: /readyz answers 503. */
   isAccepting: () => boolean;
@@ -156,10 +161,30 @@ function objectRoutes(deps: RestDeps, body: RequestHandler[]): Router {
       res.json({ id: page.id, locations: page.locations });
     })
     .all(methodNotAllowed(['GET']));
+  // Hivekit's history (hivekit-rest.md D5): a bare array, oldest first by default; the
+  // cursor of the next page in X-Next-Cursor.
+  router
+    .route('/history/:id')
+    .get(async (req, res) => {
+      const params = parseRestHistoryParams(query(req), { maxPage: deps.maxPage ?? 10_000 });
+      const page = await objects.historyEntries(realmOf(res), param(req, 'id'), params, 'not_found');
+      if (page.next !== null) res.set('X-Next-Cursor', page.next);
+      res.json(page.items.map(restHistoryEntry));
+    })
+    .all(methodNotAllowed(['GET']));
+  // `searchString` (Hivekit, canonical: match records over objects and areas) or the
+  // older `q` (objects keyed by id, with their score).
+  const search = new RealmSearch(deps.store);
   router
     .route('/search')
     .get(async (req, res) => {
-      const found = await objects.search(realmOf(res), query(req));
+      const params = query(req);
+      if (params.searchString !== undefined || params.q === undefined) {
+        const records = await search.search(realmOf(res), parseRestSearchParams(params));
+        res.json(records.map(restSearchRecord));
+        return;
+      }
+      const found = await objects.search(realmOf(res), params);
       res.json(keyedById(found.entries));
     })
     .all(methodNotAllowed(['GET']));

@@ -8,6 +8,7 @@ import type { Clock } from '../../../service/clock.js';
 import type { ObjectService } from '../../../service/objects.js';
 import type { PubSub } from '../../../service/pubsub.js';
 import type { PresenceLookup } from '../../../service/presence-port.js';
+import type { RealmSearch } from '../../../service/realm-search.js';
 import type { RealmService } from '../../../service/realms.js';
 import type { Subscriptions } from '../../../service/subscriptions.js';
 import type { LiveSubscriptions } from '../../../service/live/live-subscriptions.js';
@@ -28,6 +29,8 @@ export interface HandlerDeps {
   objects: ObjectService;
   areas: AreaService;
   realms: RealmService;
+  /** Hivekit's search over objects and areas (`rea sea`): `new RealmSearch(store)`. */
+  search: RealmSearch;
   /** The `evt` model's subscriptions (locus extension `sub`/`sub`, `sub`/`uns`). */
   subscriptions: Subscriptions;
   /** Realm pub/sub (`rea` `sub`/`uns`/`pub`). */

@@ -1,7 +1,63 @@
-/** v1 `history` actions (hivekit-compat.md). Placeholder: filled in by the work on issue #20. */
+/**
+ * v1 history (hivekit-compat.md 7.1, 12.4): `his rea` with the object id in `id`, the realm
+ * in `rea` and `dat:{sta,end}` (ISO 8601 or Unix ms, inclusive, on the fix time). The reply's
+ * `dat` is an array, oldest first, one record per stored fix:
+ * `{"id","lab","loc":{zero-filled short keys},"dat":{the object's data after that write}}`
+ * (`lab` left out when the object had no label then). An unknown object, or nothing in the
+ * range: `[]`. At most 10,000 records; when more remain, the reply carries the cursor in
+ * `nxt`, which `dat.nxt` of the next request continues from (locus extension).
+ */
+import { parseV1HistoryDat } from '../../../domain/history-query.js';
+import type { Location } from '../../../domain/types.js';
+import { invalid } from '../../../errors.js';
+import type { HistoryEntry } from '../../../store/port.js';
 import type { V1HandlerTable } from '../v1-handler.js';
 import type { HandlerDeps } from './deps.js';
 
-export function historyHandlers(_deps: HandlerDeps): V1HandlerTable {
-  return {};
+/** The most records one `his rea` reply holds (the list page maximum of decisions.md). */
+export const MAX_HISTORY_RECORDS = 10_000;
+
+/** A location as v1 shows it: every key, numbers 0 and `gcs` "" when unknown (compat 4.2). */
+export function v1Location(location: Location): Record<string, string | number> {
+  return {
+    gcs: '',
+    lon: location.longitude,
+    lat: location.latitude,
+    acc: location.accuracy ?? 0,
+    spe: location.speed ?? 0,
+    hea: location.heading ?? 0,
+    alt: location.altitude ?? 0,
+    alc: location.altitudeAccuracy ?? 0,
+    tim: location.time,
+  };
+}
+
+/** One history record of the v1 reply. */
+export function v1HistoryRecord(id: string, entry: HistoryEntry): Record<string, unknown> {
+  const record: Record<string, unknown> = { id };
+  if (entry.label !== null) record.lab = entry.label;
+  record.loc = v1Location(entry.location);
+  record.dat = entry.data;
+  return record;
+}
+
+export function historyHandlers(deps: HandlerDeps): V1HandlerTable {
+  return {
+    his: {
+      rea: {
+        realm: 'rea',
+        need: 'R',
+        async run(message, realm) {
+          if (realm === null) throw new Error('his rea runs in a realm');
+          const id = message.raw.id;
+          if (typeof id !== 'string') throw invalid('id must be the object id (a string)', 'invalid_request');
+          const query = parseV1HistoryDat(message.raw.dat, MAX_HISTORY_RECORDS);
+          const page = await deps.objects.historyEntries(realm, id, query, 'empty');
+          const answer: Record<string, unknown> = { dat: page.items.map((entry) => v1HistoryRecord(id, entry)) };
+          if (page.next !== null) answer.nxt = page.next;
+          return answer;
+        },
+      },
+    },
+  };
 }
