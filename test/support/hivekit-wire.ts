@@ -136,6 +136,17 @@ interface Pending {
 type Transport = 'ws' | 'tcp';
 
 const live = new Set<HivekitWire>();
+let created: HivekitWire[] = [];
+
+/**
+ * Asserts that no connection opened since the last call broke compat 3.1/3.8 (every frame a
+ * text frame holding a JSON array, no cid on pushes, one reply per cid, …). For `afterEach`.
+ */
+export function assertWiresClean(): void {
+  const wires = created;
+  created = [];
+  for (const w of wires) w.assertClean();
+}
 
 /** Closes every wire still open (called by `Conformance.stop`). */
 export async function closeAll(): Promise<void> {
@@ -151,6 +162,8 @@ export class HivekitWire {
   readonly unsolicited: Received[] = [];
   readonly replies = new Map<string, Received[]>();
   frameCount = 0;
+  /** Number of elements in each server frame (index = frame). */
+  readonly frameSizes: number[] = [];
   isClosed = false;
   readonly closed: Promise<void>;
   private readonly sent = new Set<string>();
@@ -169,6 +182,7 @@ export class HivekitWire {
       this.markClosed = resolve;
     });
     live.add(this);
+    created.push(this);
   }
 
   /** Handles one server frame (WebSocket message or TCP line). */
@@ -196,6 +210,7 @@ export class HivekitWire {
       this.wake();
       return;
     }
+    this.frameSizes[frame] = value.length;
     for (const el of value) this.route({ el, frame, turn: this.turn, at });
     this.wake();
   }
