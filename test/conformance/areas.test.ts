@@ -32,7 +32,7 @@ describe('conformance: areas (compat 4.3)', () => {
     wire = await connectWire(c.url, c.token);
   });
   after(async () => {
-    await c.stop();
+    await c?.stop();
   });
   afterEach(() => assertWiresClean());
 

@@ -28,7 +28,7 @@ describe('conformance: message envelope (compat 3)', () => {
     wire = await connectWire(c.url, c.token);
   });
   after(async () => {
-    await c.stop();
+    await c?.stop();
   });
   afterEach(() => assertWiresClean());
 

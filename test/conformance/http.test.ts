@@ -33,7 +33,7 @@ describe('conformance: HTTP action endpoint and paths (compat 1.3)', () => {
     c = await startConformance('http');
   });
   after(async () => {
-    await c.stop();
+    await c?.stop();
   });
   afterEach(() => assertWiresClean());
 

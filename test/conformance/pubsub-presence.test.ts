@@ -31,7 +31,7 @@ describe('conformance: pub/sub and presence (compat 4.8, 6)', () => {
     b = await connectWire(c.url, await signToken({ sub: 'userB' }));
   });
   after(async () => {
-    await c.stop();
+    await c?.stop();
   });
   afterEach(() => assertWiresClean());
 

@@ -28,7 +28,7 @@ describe('conformance: realms (compat 4.1, 8)', () => {
     wire = await connectWire(c.url, c.token);
   });
   after(async () => {
-    await c.stop();
+    await c?.stop();
   });
   afterEach(() => assertWiresClean());
 

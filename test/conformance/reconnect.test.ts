@@ -30,7 +30,7 @@ describe('conformance: reconnect and resubscribe (compat 9)', () => {
     writer = await connectWire(c.url, c.token);
   });
   after(async () => {
-    await c.stop();
+    await c?.stop();
   });
   afterEach(() => assertWiresClean());
 

@@ -31,7 +31,7 @@ describe('conformance: search and history (compat 7)', () => {
     wire = await connectWire(c.url, c.token);
   });
   after(async () => {
-    await c.stop();
+    await c?.stop();
   });
   afterEach(() => assertWiresClean());
 

@@ -33,7 +33,7 @@ describe('conformance: subscriptions (compat 5)', () => {
     wire = await connectWire(c.url, c.token);
   });
   after(async () => {
-    await c.stop();
+    await c?.stop();
   });
   afterEach(() => assertWiresClean());
 

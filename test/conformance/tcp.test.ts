@@ -28,7 +28,7 @@ describe('conformance: the v1 envelope over TCP lines', () => {
     c = await startConformance('tcp');
   });
   after(async () => {
-    await c.stop();
+    await c?.stop();
   });
   afterEach(() => assertWiresClean());
 
