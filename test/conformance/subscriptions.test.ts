@@ -8,6 +8,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import {
   applyAreaPushes,
   applyObjectPushes,
+  assertClientError,
   assertError,
   assertSuc,
   assertWiresClean,
@@ -314,6 +315,48 @@ describe('conformance: subscriptions (compat 5)', () => {
     assert.deepEqual(sortedKeys(applyAreaPushes(pushes.got)), ['area-1'], 'removals reach the client (Recommendation: always ful)');
     assertSuc(await req({ typ: 'obj', act: 'cre', id: 'o', rea: realm, loc: { lon: 13.4, lat: 52.5 } }));
     await pushes.exactly(4, 200);
+  });
+
+  it('12.5: sty/sha/atr on an area subscription are not applied: it covers the whole realm', async () => {
+    const realm = await freshRealm();
+    assertSuc(await req({ typ: 'are', act: 'cre', id: 'here', rea: realm, lab: 'Here', sty: 'cir', sha: { cx: 13.4, cy: 52.5, r: 100 } }));
+    const sid = uniqueId('area-subscription');
+    const pushes = wire.watch(sid);
+    await subscribe(wire, sid, realm, { typ: 'are', sty: 'cir', sha: { cx: -70, cy: -30, r: 10 }, atr: ['kind="none"'], exe: true });
+    const [p] = await pushes.exactly(1, 300);
+    assert.deepEqual(Object.keys(p.are as object), ['here']);
+  });
+
+  it('5.1: bad subscription options are refused (4xx) and create nothing', async () => {
+    const realm = await freshRealm();
+    const sid = uniqueId('object-subscription');
+    for (const dat of [
+      { typ: 'obj', sty: 'cir' },
+      { typ: 'obj', sty: 'cir', sha: { cx: 1, cy: 2, r: -1 } },
+      { typ: 'obj', sty: 'rea', atr: ['=='] },
+      { typ: 'obj', sty: 'tar' },
+    ]) {
+      assertClientError(await req({ typ: 'sub', act: 'cre', id: sid, rea: realm, dat }));
+    }
+    assertError(await req({ typ: 'sub', act: 'del', id: sid, rea: realm }), `unknown subscription ${sid}`, 404);
+  });
+
+  it('8.1/11#31 (Recommendation): deleting a realm ends its subscriptions silently', async () => {
+    const realm = await freshRealm();
+    const other = await connectWire(c.url, c.token);
+    const sid = uniqueId('object-subscription');
+    const pushes = other.watch(sid);
+    await subscribe(other, sid, realm, { typ: 'obj', sty: 'rea' });
+    assertSuc(await req({ typ: 'rea', act: 'del', id: realm }));
+    await sleep(200);
+    const sysMessages = other.unsolicited.filter((r) => r.el.typ === 'sys' && r.el.act !== 'aut');
+    assert.equal(sysMessages.length, 0, `no sys message announces the end (it would show up as an unknown action): ${JSON.stringify(sysMessages)}`);
+    const seen = pushes.got.length;
+    await createRealm(c.url, c.token, realm);
+    assertSuc(await req({ typ: 'obj', act: 'cre', id: 'after', rea: realm }));
+    await sleep(200);
+    assert.equal(pushes.got.length, seen, 'the subscription of the deleted realm is gone');
+    await other.close();
   });
 
   it('5.7: after sub del is acknowledged nothing more is pushed; deleting an unknown id is `unknown subscription <id>`, 404', async () => {
