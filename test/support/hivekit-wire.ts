@@ -48,7 +48,12 @@ export async function startConformance(area: string, overrides: Partial<Config> 
   const h = await startHarness({ ...jwtSecretOverride(testSecret), ...overrides });
   const token = await signToken({ sub: `conformance-${area}` });
   const realm = uniqueId(`conf-${area}`);
-  await createRealm(h.url, token, realm);
+  try {
+    await createRealm(h.url, token, realm);
+  } catch (err) {
+    await h.stop();
+    throw err;
+  }
   return {
     h,
     url: h.url,
