@@ -12,7 +12,9 @@ import {
   assertWiresClean,
   connectWire,
   createRealm,
+  heartbeatCid,
   openWs,
+  sleep,
   sortedKeys,
   startConformance,
   uniqueId,
@@ -118,6 +120,23 @@ describe('conformance: reconnect and resubscribe (compat 9)', () => {
     assert.deepEqual(sortedKeys(applyObjectPushes([full], applyObjectPushes(before.got))), ['b', 'c']);
     assertNoErrors(second);
     await second.close();
+  });
+
+  it('9/3.6: the default idle timeout outlasts the client’s 60 s heartbeat, and heartbeats keep a connection open', async () => {
+    const idle = c.h.config.idleTimeoutMs;
+    assert.ok(idle === 0 || idle > 60_000, `idle timeout ${idle} ms would close a Hivekit client between heartbeats (compat 9)`);
+    const short = await startConformance('idle', { idleTimeoutMs: 400 });
+    try {
+      const wire = await connectWire(short.url, short.token);
+      for (let i = 0; i < 8; i++) {
+        await sleep(150);
+        const cid = heartbeatCid();
+        assert.deepEqual((await wire.batch([{ typ: 'sys', act: 'hbt', cid }]))[0], { typ: 'sys', act: 'hbt', res: 'suc', cid });
+      }
+      assert.equal(wire.isClosed, false, 'heartbeats count as activity');
+    } finally {
+      await short.stop();
+    }
   });
 
   it('9/3.7: subscription ids of a connection the server still holds open are accepted on a new one; both get their pushes', async () => {

@@ -61,7 +61,7 @@ export async function startConformance(area: string, overrides: Partial<Config> 
     token,
     realm,
     async stop() {
-      await closeAll();
+      await closeAll(h.url, h.server.tcpPort);
       await h.stop();
     },
   };
@@ -153,9 +153,10 @@ export function assertWiresClean(): void {
   for (const w of wires) w.assertClean();
 }
 
-/** Closes every wire still open (called by `Conformance.stop`). */
-export async function closeAll(): Promise<void> {
-  await Promise.all([...live].map((w) => w.close()));
+/** Closes every wire still open to the server at `httpUrl` / `tcpPort` (called by `Conformance.stop`). */
+export async function closeAll(httpUrl: string, tcpPort: number): Promise<void> {
+  const mine = [...live].filter((w) => w.origin === httpUrl || w.origin === `tcp:${tcpPort}`);
+  await Promise.all(mine.map((w) => w.close()));
 }
 
 export class HivekitWire {
@@ -180,6 +181,8 @@ export class HivekitWire {
 
   constructor(
     readonly transport: Transport,
+    /** The server: its HTTP URL (WebSocket) or `tcp:<port>`. */
+    readonly origin: string,
     private readonly write: (text: string) => void,
     private readonly end: (abrupt: boolean) => void,
   ) {
@@ -452,6 +455,7 @@ export async function openWs(httpUrl: string, path = '/ws'): Promise<HivekitWire
   const ws = new WebSocket(wsUrlOf(httpUrl, path));
   const wire = new HivekitWire(
     'ws',
+    httpUrl,
     (text) => ws.send(text),
     (abrupt) => (abrupt ? ws.terminate() : ws.close(1000)),
   );
@@ -489,6 +493,7 @@ export async function openTcp(port: number): Promise<HivekitWire> {
   let buffered = '';
   const wire = new HivekitWire(
     'tcp',
+    `tcp:${port}`,
     (text) => socket.write(text + '\n'),
     (abrupt) => (abrupt ? socket.destroy() : socket.end()),
   );
