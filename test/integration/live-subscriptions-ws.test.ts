@@ -1,9 +1,6 @@
 /**
  * Hivekit subscriptions over a real WebSocket and the HTTP action endpoint (hivekit-compat.md
- * section 5, 12.9): frames as the client sees them. Needs the Hivekit envelope (session,
- * dispatcher and handlers/index.ts wired to `sub` `cre`/`upd`/`del`, HandlerDeps.live built in
- * server.ts). Until the server answers `sub` `cre` with `suc`, every case is skipped with that
- * reason (the probe below); once merged, the probe should find it and run them all.
+ * section 5, 12.9): frames as the client sees them.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -84,7 +81,6 @@ const keys = (push: Message | undefined, map: string): string[] => Object.keys(p
 describe('Hivekit subscriptions over WebSocket', () => {
   let h: Harness;
   let token = '';
-  let skip: string | false = false;
   const realm = 'live-ws';
 
   before(async () => {
@@ -92,13 +88,12 @@ describe('Hivekit subscriptions over WebSocket', () => {
     token = (await makeRealm(h.url, realm)).write;
     const probe = await RawClient.open(h.url, token);
     const reply = await probe.call({ typ: 'sub', act: 'cre', id: 'probe', rea: realm, dat: { typ: 'obj', sty: 'rea' }, cid: 'probe' }).catch(() => null);
-    if (reply?.res !== 'suc') skip = 'the server does not serve Hivekit sub cre yet (merge the core lane and wire HandlerDeps.live)';
+    assert.equal(reply?.res, 'suc', 'the server serves Hivekit sub cre');
     await probe.close();
   });
   after(() => h.stop());
 
-  it('the exe push comes in a later frame than the create reply, and holds the current set', async (t) => {
-    if (skip !== false) return t.skip(skip);
+  it('the exe push comes in a later frame than the create reply, and holds the current set', async () => {
     const c = await RawClient.open(h.url, token);
     c.send([{ typ: 'obj', act: 'cre', id: 'ws-a', rea: realm, loc: { lon: 13.4, lat: 52.5 }, dat: { type: 'car' }, cid: 'w1' }]);
     await c.until(() => c.frames.flat().some((m) => m.cid === 'w1'));
@@ -117,8 +112,7 @@ describe('Hivekit subscriptions over WebSocket', () => {
     await c.close();
   });
 
-  it('a write in the circle is pushed to the writer itself; leaving is one del; after del nothing', async (t) => {
-    if (skip !== false) return t.skip(skip);
+  it('a write in the circle is pushed to the writer itself; leaving is one del; after del nothing', async () => {
     const c = await RawClient.open(h.url, token);
     assert.equal((await c.call({ typ: 'sub', act: 'cre', id: 's2', rea: realm, dat: { typ: 'obj', sty: 'cir', sha: { cx: 20, cy: 10, r: 1000 } }, cid: 'c2' })).res, 'suc');
     c.send([{ typ: 'obj', act: 'set', id: 'ws-b', rea: realm, loc: { lon: 20, lat: 10 } }]);
@@ -143,8 +137,7 @@ describe('Hivekit subscriptions over WebSocket', () => {
     await c.close();
   });
 
-  it('the same id on a new connection after a close is a new subscription', async (t) => {
-    if (skip !== false) return t.skip(skip);
+  it('the same id on a new connection after a close is a new subscription', async () => {
     const first = await RawClient.open(h.url, token);
     await first.call({ typ: 'sub', act: 'cre', id: 'again', rea: realm, dat: { typ: 'are', sty: 'rea' }, cid: 'a1' });
     await first.close();
@@ -157,8 +150,7 @@ describe('Hivekit subscriptions over WebSocket', () => {
     await second.close();
   });
 
-  it('over HTTP sub cre is refused with 400', async (t) => {
-    if (skip !== false) return t.skip(skip);
+  it('over HTTP sub cre is refused with 400', async () => {
     const res = await fetch(`${h.url}/v1/http`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },

@@ -1,12 +1,6 @@
 /**
  * Pub/sub (compat 4.8, 12.8) and presence (compat 6) over real WebSocket connections with
  * Hivekit's envelope and JWT sign-in.
- *
- * TO ENABLE AFTER MERGING (lead): these need hk-core (Hivekit envelope: `cid`, `err`/`erc`,
- * the handler table of handlers/index.ts with `pubsub` in HandlerDeps, the session calling
- * `presence.connectionOpened(connection)` after a successful sign-in) and hk-tenants (JWT
- * sign-in; the config key of LOCUS_JWT_SECRET is assumed to be `jwtSecret` below). Remove the
- * `skip` option once both are in, and fix `jwtConfig` if the key differs.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -15,10 +9,9 @@ import WebSocket from 'ws';
 import type { Config } from '../../internal/config/config.js';
 import { adminToken, call, startHarness, type Harness } from '../support/harness.js';
 
-const skip = 'enable after merging hk-core (Hivekit envelope, session hook) and hk-tenants (JWT sign-in)';
 
 const SECRET = 'CHANGE_ME';
-const jwtConfig = { jwtSecret: SECRET } as unknown as Partial<Config>;
+const jwtConfig: Partial<Config> = { jwtSecret: SECRET };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON
 type Json = any;
@@ -106,7 +99,7 @@ class HivekitSocket {
 
 const delivery = (sid: string, eve: string, dat: unknown): Json => ({ typ: 'rea', act: 'pub', rea: 'fleet', sid, dat: { eve, dat } });
 
-describe('pub/sub and presence over WebSocket', { skip }, () => {
+describe('pub/sub and presence over WebSocket', () => {
   let h: Harness;
   let user: string;
   before(async () => {

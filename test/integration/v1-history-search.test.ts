@@ -1,7 +1,7 @@
 /**
  * v1 `his rea` and `rea sea` (hivekit-compat.md 7.1, 7.2, 12.2–12.4), run through their
- * handlers on a real SQLite store and the real services. The socket-level cases the lead
- * enables once the Hivekit dispatcher is merged are at the end (skipped until then).
+ * handlers on a real SQLite store and the real services; at the end, the same over a real
+ * WebSocket and `/v1/http`.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -204,12 +204,8 @@ describe('v1 his rea and rea sea (handlers)', () => {
   });
 });
 
-/**
- * SOCKET-LEVEL CASES FOR THE LEAD: enable (drop `skip`) once the Hivekit dispatcher of the
- * "core" helper is merged and server.ts puts `search: new RealmSearch(store)` into the
- * HandlerDeps. They run compat 7.1 and 7.2 over a real WebSocket and over `/v1/http`.
- */
-describe('v1 his rea and rea sea over WebSocket and HTTP (enable after the core merge)', { skip: 'needs the Hivekit v1 dispatcher (helper "core")' }, () => {
+/** compat 7.1 and 7.2 over a real WebSocket and over `/v1/http`. */
+describe('v1 his rea and rea sea over WebSocket and HTTP', () => {
   let h: Harness;
   let write: string;
   before(async () => {

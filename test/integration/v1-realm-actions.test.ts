@@ -139,14 +139,7 @@ describe('v1 realm actions (handlers called directly)', () => {
   });
 });
 
-/**
- * AFTER MERGE (lead): these need the Hivekit dispatcher of helper "core" (handlers/index.ts
- * wired into dispatcher.ts, envelope with cid/err/erc). Set LOCUS_TEST_HIVEKIT_V1=1 (or drop
- * the skip) once it has landed.
- */
-const hivekitV1 = process.env.LOCUS_TEST_HIVEKIT_V1 === '1';
-
-describe('v1 realm actions over WebSocket and HTTP with a tenant JWT (after merge)', { skip: !hivekitV1 && 'needs the Hivekit dispatcher (core)' }, () => {
+describe('v1 realm actions over WebSocket and HTTP with a tenant JWT', () => {
   let h: Harness;
   let token: string;
   before(async () => {

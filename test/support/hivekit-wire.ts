@@ -28,7 +28,7 @@ export const testSecret = 'CHANGE_ME';
  * ASSUMPTION, kept in this one place: Config gains `jwtSecret: string | null`.
  */
 function jwtSecretOverride(secret: string): Partial<Config> {
-  return { jwtSecret: secret } as unknown as Partial<Config>;
+  return { jwtSecret: secret };
 }
 
 export interface Conformance {
