@@ -14,7 +14,7 @@
  * Cluster note: this registry is per process. Cluster mode (#21) must share the claims
  * (every process publishes its connections' claims on NATS and keeps the union, with
  * heartbeats so that a dead process's claims expire) behind the same PresenceLookup port;
- * the events already travel through the bus. See docs/protocol-pubsub-presence.md.
+ * the events already travel through the bus. See docs/architecture.md.
  */
 import type { Principal } from '../auth/principal.js';
 import { compileGlob, type CompiledGlob } from '../domain/id-glob.js';

@@ -3,7 +3,9 @@
  * over one TCP connection (`→` sent, `←` the next frame received, compared as JSON
  * where "…" matches any value; a frame that gets no reply, such as a successful `set`,
  * shows as the next `←` belonging to a later `→`), and `sh` blocks (curl against /v1/http
- * and /api/v1) whose output must equal the `json` block that follows.
+ * and /api/v1) whose output must equal the `json` block that follows. `$TOKEN` is a write
+ * token of realm `demo`; `$JWT` a tenant JWT `{"sub":"docs"}` signed (HS256) with the
+ * server's LOCUS_JWT_SECRET, `docs-secret`.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -11,6 +13,7 @@ import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import { SignJWT } from 'jose';
 import { matchesJson } from '../support/json-match.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
@@ -73,14 +76,16 @@ describe('docs/protocol.md examples', () => {
   const examples = extract(markdown);
   let h: Harness;
   let token: string;
+  let jwt: string;
   let client: LineClient;
   let socket: Socket;
 
   before(async () => {
-    h = await startHarness({ demoRealm: true });
+    h = await startHarness({ demoRealm: true, jwtSecret: 'docs-secret' });
     const demo = h.server.demoToken;
     assert.ok(demo);
     token = demo.token;
+    jwt = await new SignJWT({ sub: 'docs' }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(new TextEncoder().encode('docs-secret'));
     socket = connect({ port: h.server.tcpPort, host: '127.0.0.1' });
     await new Promise((resolve) => socket.once('connect', resolve));
     client = new LineClient(socket);
@@ -92,7 +97,7 @@ describe('docs/protocol.md examples', () => {
 
   it('has examples of every action family and of events', () => {
     const text = examples.map((e) => (e.kind === 'v1' ? e.lines.join('\n') : e.command)).join('\n');
-    for (const part of ['"typ":"obj"', '"typ":"are"', '"typ":"sys"', '"typ":"sub"', '"typ":"evt"', 'Bearer $TOKEN', '/v1/http', '/api/v1', '"act":"hbt"', '"act":"set"']) {
+    for (const part of ['"typ":"obj"', '"typ":"are"', '"typ":"sys"', '"typ":"sub"', '"typ":"evt"', 'Bearer $TOKEN', '/v1/http', '/api/v1', '"act":"hbt"', '"act":"set"', '"typ":"rea"', '"typ":"his"', '"act":"sea"', '"act":"pub"', 'Bearer $JWT']) {
       assert.ok(text.includes(part), `no example with ${part}`);
     }
   });
@@ -101,14 +106,14 @@ describe('docs/protocol.md examples', () => {
     const first = example.kind === 'v1' ? (example.lines[0] ?? '') : example.command.split('\n')[0] ?? '';
     it(`docs/protocol.md line ${example.line}: ${first.slice(0, 70)}`, async () => {
       if (example.kind === 'sh') {
-        const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', LOCUS: h.url, TOKEN: token };
+        const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', LOCUS: h.url, TOKEN: token, JWT: jwt };
         const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', example.command], { env });
         const actual: unknown = JSON.parse(stdout);
         assert.ok(matchesJson(actual, example.expected), `got ${stdout}`);
         return;
       }
       for (const line of example.lines) {
-        const text = line.slice(2).replaceAll('$TOKEN', token);
+        const text = line.slice(2).replaceAll('$TOKEN', token).replaceAll('$JWT', jwt);
         if (line.startsWith('→ ')) {
           client.send(text);
         } else if (line.startsWith('← ')) {
