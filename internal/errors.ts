@@ -1,7 +1,7 @@
 /**
  * The one error catalogue. Every failure the service reports is a LocusError with a
- * stable code; this table alone decides its HTTP status, its v1 `dat.code` (the same
- * code) and, for connection-level failures, the WebSocket close code.
+ * stable code; this table alone decides its HTTP status (which is also its v1 `erc`; the
+ * v1 `err` is its message) and, for connection-level failures, the WebSocket close code.
  * Foreign errors (SQLite, MongoDB, express body parser) are mapped to these once, at
  * the adapter boundary.
  */

@@ -167,6 +167,25 @@ describe('tenants, signing keys and JWT sign-in over REST', () => {
     assert.equal((await call(url, 'DELETE', '/admin/v1/tenant/default', admin)).status, 409);
   });
 
+  it('the evt extension names a tenant realm as its tenant knows it, never by its storage key', async () => {
+    assert.equal((await call(url, 'POST', '/v2/realm/evts', { token: acme, body: { label: 'Events' } })).status, 200);
+    const client = await connectWs(url, acme);
+    try {
+      const sub = await client.one({ typ: 'sub', act: 'sub', rea: 'evts', dat: {} });
+      assert.equal(sub.res, 'suc', JSON.stringify(sub));
+      const wrote = await client.one({ typ: 'obj', act: 'set', cid: 'w', id: 'car', rea: 'evts', loc: { lon: 13.4, lat: 52.5 } });
+      assert.equal(wrote.res, 'suc', JSON.stringify(wrote));
+      const [event] = (await client.waitForEvents(1)) as { typ: string; act: string; rea: string }[];
+      assert.deepEqual([event?.typ, event?.act, event?.rea], ['evt', 'loc', 'evts']);
+      assert.equal((await call(url, 'DELETE', '/v2/realm/evts', { token: acme })).status, 200);
+      const deleted = JSON.stringify(await client.next());
+      assert.match(deleted, /realm \\"evts\\" was deleted/);
+      assert.ok(!deleted.includes('\\u001f') && !deleted.includes('\u001f'), deleted);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('the v1 WebSocket handshake takes a tenant JWT; a wrong signature fails with its text', async () => {
     const client = await connectWs(url, acme);
     await client.close();

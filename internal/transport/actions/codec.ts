@@ -9,6 +9,7 @@
  */
 import type { BuildInfo } from '../../build-info.js';
 import { describe, isJsonObject } from '../../domain/ids.js';
+import { splitRealmKey } from '../../domain/realm-key.js';
 import { invalid, LocusError, tooLarge } from '../../errors.js';
 import type { LocusEvent } from '../../events/port.js';
 import type { V1Answer, V1Message } from './v1-handler.js';
@@ -191,7 +192,8 @@ function eventDat(event: LocusEvent): unknown {
 export function encodeEvent(event: LocusEvent): string {
   let text = encoded.get(event);
   if (text === undefined) {
-    text = JSON.stringify({ typ: 'evt', act: event.kind, rea: event.realm, dat: eventDat(event) });
+    // `rea` is the name the tenant knows: events carry the storage key (types.ts Realm.id).
+    text = JSON.stringify({ typ: 'evt', act: event.kind, rea: splitRealmKey(event.realm).name, dat: eventDat(event) });
     encoded.set(event, text);
     clearSoon();
   }

@@ -34,6 +34,7 @@ import {
 } from './codec.js';
 import type { Dispatcher } from './dispatcher.js';
 import type { V1Connection } from './v1-handler.js';
+import { splitRealmKey } from '../../domain/realm-key.js';
 
 /** What a transport provides to a session. */
 export interface Wire {
@@ -259,7 +260,7 @@ export class Session implements EventSink, V1Connection {
 
   realmDeleted(realm: string, ids: readonly string[]): void {
     if (this.state !== 'open') return;
-    const message = `realm ${JSON.stringify(realm)} was deleted; subscriptions ${ids.join(', ')} ended`;
+    const message = `realm ${JSON.stringify(splitRealmKey(realm).name)} was deleted; subscriptions ${ids.join(', ')} ended`;
     this.wire.send(encodeFrameError(new LocusError('not_found', message)));
   }
 
