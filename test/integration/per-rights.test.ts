@@ -143,10 +143,10 @@ describe('per rights at id level: v1, REST, results and pushes', () => {
 
     const found = await lim({ typ: 'rea', act: 'sea', rea: realm, dat: { val: 'label' } });
     assertSuc(found);
-    const foundIds = new Set(found.dat.map((record: Json) => record.id));
+    const foundIds = new Set((found.dat as Json[]).map((record): string => String(record.id)));
     assert.ok(foundIds.has('car/0') && foundIds.has('beacon/1') && foundIds.has('zone/0'), JSON.stringify([...foundIds]));
     assert.ok(!foundIds.has('bus/0') && !foundIds.has('beacon/2') && !foundIds.has('area/0'), JSON.stringify([...foundIds]));
-    const ownerFound = new Set((await own({ typ: 'rea', act: 'sea', rea: realm, dat: { val: 'label' } })).dat.map((record: Json) => record.id));
+    const ownerFound = new Set(((await own({ typ: 'rea', act: 'sea', rea: realm, dat: { val: 'label' } })).dat as Json[]).map((record): string => String(record.id)));
     assert.ok(ownerFound.has('bus/0') && ownerFound.has('area/0'));
 
     const base = `/v2/realm/${encodeURIComponent(realm)}`;
@@ -157,7 +157,7 @@ describe('per rights at id level: v1, REST, results and pushes', () => {
     for (const id of Object.keys(restAreas.json as object)) assert.ok(id.startsWith('zone/'), id);
     const restSearch = await call(c.url, 'GET', `${base}/search?searchString=label`, { token: limitedToken });
     assert.equal(restSearch.status, 200, restSearch.text);
-    const restIds = new Set((restSearch.json as Json[]).map((record) => record.id));
+    const restIds = new Set((restSearch.json as Json[]).map((record): string => String(record.id)));
     assert.deepEqual(restIds, foundIds);
     const byWords = await call(c.url, 'GET', `${base}/search?q=label`, { token: limitedToken });
     assert.equal(byWords.status, 200, byWords.text);
