@@ -1,4 +1,5 @@
 /** Area use cases. */
+import type { IdFilter } from '../auth/rights.js';
 import { parseAreaCreate, parseAreaPatch, type AreaCreateRules } from '../domain/area-input.js';
 import { parseId } from '../domain/ids.js';
 import { parsePageQuery, rejectUnknownParams } from '../domain/list-query.js';
@@ -43,10 +44,16 @@ export class AreaService {
     return areaView(area);
   }
 
-  async list(realm: Realm, params: Record<string, unknown>): Promise<{ entries: AreaListEntry[]; next: string | null }> {
+  /**
+   * A page of areas (params limit, cursor). `readable` (auth/rights.ts readFilter; null: every
+   * area) keeps the areas the caller may read: such a page may hold fewer than `limit`
+   * entries (even none) while `next` goes on.
+   */
+  async list(realm: Realm, params: Record<string, unknown>, readable: IdFilter | null = null): Promise<{ entries: AreaListEntry[]; next: string | null }> {
     rejectUnknownParams(params, ['limit', 'cursor']);
     const page = await this.store.areas.list(realm.id, parsePageQuery(params, this.limits));
-    return { entries: page.items.map(areaListEntry), next: page.next };
+    const items = readable === null ? page.items : page.items.filter((area) => readable(area.id));
+    return { entries: items.map(areaListEntry), next: page.next };
   }
 
   async delete(realm: Realm, id: string): Promise<AreaChange> {

@@ -1,4 +1,5 @@
 /** Object use cases: validate, write through the store port, shape the answers. */
+import { idForbidden, type IdFilter } from '../auth/rights.js';
 import { parseId } from '../domain/ids.js';
 import {
   parseFields,
@@ -63,6 +64,9 @@ export interface HistoryPage {
   next: string | null;
 }
 
+/** The most full-text candidates a filtered search (readable) looks at. */
+const MAX_FILTERED_CANDIDATES = 10_000;
+
 const listParams = ['fields', 'filter', 'shape', 'limit', 'cursor'] as const;
 const searchParams = ['q', 'limit'] as const;
 const historyParams = ['from', 'to', 'limit', 'cursor', 'order'] as const;
@@ -101,11 +105,19 @@ export class ObjectService {
     return change;
   }
 
-  /** Creates or updates a batch atomically; returns the number of entries and one change per id. */
-  async bulk(realm: Realm, body: unknown): Promise<{ count: number; changes: ObjectChange[] }> {
+  /**
+   * Creates or updates a batch atomically; returns the number of entries and one change per id.
+   * `writable` (auth/rights.ts idFilter with U; null: every id): an entry whose id fails it
+   * refuses the whole batch with 403, and nothing is written.
+   */
+  async bulk(realm: Realm, body: unknown, writable: IdFilter | null = null): Promise<{ count: number; changes: ObjectChange[] }> {
     const nowMs = this.clock();
     const now = isoTime(nowMs);
     const patches = parseBulkBody(body, now, this.limits.maxBulk, this.futureLimit(nowMs));
+    if (writable !== null) {
+      const refused = patches.find((patch) => !writable(patch.id));
+      if (refused !== undefined) throw idForbidden('U', refused.id);
+    }
     const changes = patches.length === 0 ? [] : await this.store.objects.upsertMany(realm.id, patches, now);
     if (changes.length > 0) this.listener.objectsChanged(realm.id, changes);
     return { count: patches.length, changes };
@@ -130,9 +142,11 @@ export class ObjectService {
   /**
    * Lists a page of objects; params come from a query string or a v1 payload:
    * fields, filter (the filter grammar), shape (JSON text, or in v1 also the shape
-   * object itself), limit, cursor. All are applied together by the store.
+   * object itself), limit, cursor. All are applied together by the store. `readable`
+   * (auth/rights.ts readFilter; null: every object) keeps the objects the caller may read:
+   * such a page may hold fewer than `limit` entries (even none) while `next` goes on.
    */
-  async list(realm: Realm, params: Record<string, unknown>): Promise<ObjectPage> {
+  async list(realm: Realm, params: Record<string, unknown>, readable: IdFilter | null = null): Promise<ObjectPage> {
     rejectUnknownParams(params, listParams);
     const fields = parseFields(params.fields);
     const filter = parseFilterParam(params.filter, this.limits.maxFilterConditions ?? 100);
@@ -142,18 +156,34 @@ export class ObjectService {
     if (filter.length > 0) query.filter = filter;
     if (shape !== undefined) query.shape = shape;
     const page = await this.store.objects.list(realm.id, query);
+    const items = readable === null ? page.items : page.items.filter((obj) => readable(obj.id));
     return {
-      entries: page.items.map((obj) => objectListEntry(obj, fields, this.presence.statusOf(realm.id, obj.id))),
+      entries: items.map((obj) => objectListEntry(obj, fields, this.presence.statusOf(realm.id, obj.id))),
       next: page.next,
     };
   }
 
-  /** Full-text search (params q, limit): best match first, each entry with its score. */
-  async search(realm: Realm, params: Record<string, unknown>): Promise<SearchResult> {
+  /**
+   * Full-text search (params q, limit): best match first, each entry with its score.
+   * `readable` (readFilter; null: every object): only the objects the caller may read, still
+   * up to `limit` of them (the store is asked for more candidates while some were dropped).
+   */
+  async search(realm: Realm, params: Record<string, unknown>, readable: IdFilter | null = null): Promise<SearchResult> {
     rejectUnknownParams(params, searchParams);
     const words = parseSearchQuery(params.q);
     const limit = parseSearchLimit(params.limit, this.limits.maxPage);
-    const hits = await this.store.objects.search(realm.id, { words, limit, fields: null });
+    let hits = await this.store.objects.search(realm.id, { words, limit, fields: null });
+    if (readable !== null) {
+      let asked = limit;
+      let kept = hits.filter((hit) => readable(hit.object.id));
+      // Dropped candidates leave room: ask again for more, up to MAX_FILTERED_CANDIDATES.
+      while (kept.length < limit && hits.length === asked && asked < MAX_FILTERED_CANDIDATES) {
+        asked = Math.min(MAX_FILTERED_CANDIDATES, asked * 4);
+        hits = await this.store.objects.search(realm.id, { words, limit: asked, fields: null });
+        kept = hits.filter((hit) => readable(hit.object.id));
+      }
+      hits = kept.slice(0, limit);
+    }
     return {
       entries: hits.map((hit) => ({
         ...objectListEntry(hit.object, null, this.presence.statusOf(realm.id, hit.object.id)),
@@ -234,8 +264,9 @@ export class ObjectService {
     return obj;
   }
 
-  /** A page of objects as stored, for a query already parsed (v1 `obj lis`). */
-  page(realm: Realm, query: ObjectListQuery): Promise<Page<TrackedObject>> {
-    return this.store.objects.list(realm.id, query);
+  /** A page of objects as stored, for a query already parsed (v1 `obj lis`); `readable` as in list. */
+  async page(realm: Realm, query: ObjectListQuery, readable: IdFilter | null = null): Promise<Page<TrackedObject>> {
+    const page = await this.store.objects.list(realm.id, query);
+    return readable === null ? page : { items: page.items.filter((obj) => readable(obj.id)), next: page.next };
   }
 }

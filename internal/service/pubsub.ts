@@ -5,10 +5,14 @@
  * publisher's own included. Publications travel through the event bus (kind `pub`), so
  * that in cluster mode a message published on one process reaches subscribers on all.
  *
+ * A delivery goes to a connection only when its principal may read (`per` R) the id the
+ * message was published under (auth/rights.ts readFilter, prepared once per subscriber).
+ *
  * Subscriptions live with their connection: they end when it closes (compat 9; the client
  * re-sends them after a reconnect). Each realm with at least one local subscriber holds one
  * subscription on the bus.
  */
+import { readFilter, type IdFilter } from '../auth/rights.js';
 import { compileGlob, type CompiledGlob } from '../domain/id-glob.js';
 import type { Publication, PubSubTopic } from '../domain/pubsub-input.js';
 import { invalid } from '../errors.js';
@@ -26,6 +30,8 @@ export interface PubSubRealm {
 
 interface Subscriber {
   connection: LiveConnection;
+  /** The ids whose publications the connection may read (readFilter); null: every id. */
+  readable: IdFilter | null;
   /** Pattern → its compiled glob, in subscription order. */
   patterns: Map<string, CompiledGlob>;
 }
@@ -79,7 +85,7 @@ export class PubSub {
     }
     let subscriber = byConnection.get(connection.id);
     if (subscriber === undefined) {
-      subscriber = { connection, patterns: new Map() };
+      subscriber = { connection, readable: readFilter(connection.principal, realm.name), patterns: new Map() };
       byConnection.set(connection.id, subscriber);
     }
     subscriber.patterns.set(topic.idp, compileGlob(topic.idp));
@@ -162,6 +168,7 @@ export class PubSub {
     if (byConnection === undefined) return;
     const dat: PubSubDelivery['dat'] = event.dat === undefined ? { eve: event.eve } : { eve: event.eve, dat: event.dat };
     for (const subscriber of byConnection.values()) {
+      if (subscriber.readable !== null && !subscriber.readable(event.idp)) continue;
       const messages: PubSubDelivery[] = [];
       for (const [pattern, glob] of subscriber.patterns) {
         if (glob.matches(event.idp)) messages.push({ typ: 'rea', act: 'pub', rea: topics.name, sid: pattern, dat });

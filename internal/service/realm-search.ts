@@ -7,6 +7,7 @@
  * that matches, and the match rule then picks the records. Up to MAX_CANDIDATES of the
  * index's best candidates are looked at. Areas are few: all of the realm's are tested.
  */
+import type { IdFilter } from '../auth/rights.js';
 import { invalid } from '../errors.js';
 import { keepBest, MATCH_FIELDS, matchEntity, matchTerm, rankRecords, type MatchField, type MatchRecord } from '../domain/match-records.js';
 import { parseSearchQuery } from '../domain/search.js';
@@ -97,14 +98,18 @@ export function parseRestSearchParams(params: Record<string, unknown>): RealmSea
 export class RealmSearch {
   constructor(private readonly store: Store) {}
 
-  /** The match records of the realm's objects and areas, best first (rankRecords). */
-  async search(realm: Realm, query: RealmSearchQuery): Promise<MatchRecord[]> {
+  /**
+   * The match records of the realm's objects and areas, best first (rankRecords). `readable`
+   * (auth/rights.ts readFilter; null: everything): only entities whose id passes, before the
+   * caps are applied (the caps count readable entities).
+   */
+  async search(realm: Realm, query: RealmSearchQuery, readable: IdFilter | null = null): Promise<MatchRecord[]> {
     const term = matchTerm(query.text);
-    const [objects, areas] = await Promise.all([this.objects(realm, query, term), this.areas(realm, query, term)]);
+    const [objects, areas] = await Promise.all([this.objects(realm, query, term, readable), this.areas(realm, query, term, readable)]);
     return rankRecords([...objects, ...areas]);
   }
 
-  private async objects(realm: Realm, query: RealmSearchQuery, term: ReturnType<typeof matchTerm>): Promise<MatchRecord[]> {
+  private async objects(realm: Realm, query: RealmSearchQuery, term: ReturnType<typeof matchTerm>, readable: IdFilter | null): Promise<MatchRecord[]> {
     if (query.maxObjects === 0) return [];
     // The index's words of the text; a text without letters or digits finds no object.
     let words: string[];
@@ -116,7 +121,8 @@ export class RealmSearch {
     let limit = Math.min(MAX_CANDIDATES, Math.max(100, query.maxObjects * 4));
     for (;;) {
       const hits = await this.store.objects.search(realm.id, { words, limit });
-      const matched = hits.map((hit) => matchEntity(hit.object, 'object', term, query.fields)).filter((records) => records.length > 0);
+      const kept = readable === null ? hits : hits.filter((hit) => readable(hit.object.id));
+      const matched = kept.map((hit) => matchEntity(hit.object, 'object', term, query.fields)).filter((records) => records.length > 0);
       if (matched.length >= query.maxObjects || hits.length < limit || limit >= MAX_CANDIDATES) {
         return keepBest(matched, query.maxObjects).flat();
       }
@@ -124,13 +130,14 @@ export class RealmSearch {
     }
   }
 
-  private async areas(realm: Realm, query: RealmSearchQuery, term: ReturnType<typeof matchTerm>): Promise<MatchRecord[]> {
+  private async areas(realm: Realm, query: RealmSearchQuery, term: ReturnType<typeof matchTerm>, readable: IdFilter | null): Promise<MatchRecord[]> {
     if (query.maxAreas === 0) return [];
     const matched: MatchRecord[][] = [];
     let cursor: string | undefined;
     for (;;) {
       const page = await this.store.areas.list(realm.id, cursor === undefined ? { limit: 10_000 } : { limit: 10_000, cursor });
       for (const area of page.items) {
+        if (readable !== null && !readable(area.id)) continue;
         const records = matchEntity(area, 'area', term, query.fields);
         if (records.length > 0) matched.push(records);
       }

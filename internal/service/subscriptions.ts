@@ -7,6 +7,7 @@
  * Filters: `objects` passes events about those objects (`loc`, `ent`, `exi`, `del` of
  * an object); `areas` passes only `ent`/`exi` of those areas; given both, both must hold.
  */
+import type { IdFilter } from '../auth/rights.js';
 import { describe, parseIdAt, quote, isJsonObject } from '../domain/ids.js';
 import { invalid, LocusError, notFound } from '../errors.js';
 import type { BusSubscription, EventBus, LocusEvent, RealmMessage } from '../events/port.js';
@@ -22,6 +23,26 @@ export interface EventSink {
 export interface SubscriptionFilter {
   objects: ReadonlySet<string> | null;
   areas: ReadonlySet<string> | null;
+  /**
+   * The ids the subscriber may read (auth/rights.ts readFilter; `per` R): an event naming an
+   * object or area outside it does not pass. Null or absent: every id.
+   */
+  readable?: IdFilter | null;
+}
+
+/** True when every object and area the event names passes `readable`. */
+function readableEvent(readable: IdFilter, event: LocusEvent): boolean {
+  switch (event.kind) {
+    case 'loc':
+      return readable(event.object.id);
+    case 'ent':
+    case 'exi':
+      return readable(event.object) && readable(event.area);
+    case 'del':
+      return readable('object' in event ? event.object : event.area);
+    default:
+      return false;
+  }
 }
 
 /** Most subscriptions one connection may hold. */
@@ -52,6 +73,8 @@ export function parseSubscriptionFilter(dat: Record<string, unknown>): Subscript
 export function filterPasses(filter: SubscriptionFilter, event: LocusEvent): boolean {
   // The Hivekit kinds (obj, are, cst, pub) are for Hivekit subscriptions, not this `evt` model.
   if (event.kind !== 'loc' && event.kind !== 'ent' && event.kind !== 'exi' && event.kind !== 'del') return false;
+  const readable = filter.readable ?? null;
+  if (readable !== null && !readableEvent(readable, event)) return false;
   if (filter.areas !== null) {
     if (event.kind !== 'ent' && event.kind !== 'exi') return false;
     if (!filter.areas.has(event.area)) return false;
@@ -149,7 +172,7 @@ const isLegacy = (event: LocusEvent): boolean => event.kind === 'loc' || event.k
 
 function matching(events: readonly LocusEvent[], filters: ReadonlyMap<string, SubscriptionFilter>): readonly LocusEvent[] {
   for (const filter of filters.values()) {
-    if (filter.objects === null && filter.areas === null) return events.filter(isLegacy);
+    if (filter.objects === null && filter.areas === null && (filter.readable ?? null) === null) return events.filter(isLegacy);
   }
   return events.filter((event) => {
     for (const filter of filters.values()) if (filterPasses(filter, event)) return true;

@@ -34,7 +34,8 @@ describe('v1 his rea and rea sea (handlers)', () => {
   let his: V1Handler;
   let sea: V1Handler;
   let now = Date.parse('2024-05-01T12:00:00.000Z');
-  const caller = { principal: {} as Principal, connection: null } as V1Caller;
+  const principal: Principal = { tokenId: 'admin', kind: 'admin', tenant: 'default', realm: null, scope: 'admin' };
+  const caller: V1Caller = { principal, connection: null };
 
   const run = async (handler: V1Handler, raw: Record<string, unknown>): Promise<Readonly<Record<string, unknown>>> => {
     const answer = await handler.run({ typ: String(raw.typ), act: String(raw.act), cid: 'c1', raw }, realm, caller);

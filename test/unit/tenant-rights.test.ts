@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Principal } from '../../internal/auth/principal.js';
-import { allowedOn, mayManageRealm, parseDpv, parsePer, providesData, realmAllows } from '../../internal/auth/rights.js';
+import { allowedOn, idFilter, keepAllowed, mayManageRealm, parseDpv, parsePer, providesData, readFilter, realmAllows } from '../../internal/auth/rights.js';
+import type { Right } from '../../internal/auth/principal.js';
 import { globMatches } from '../../internal/domain/id-glob.js';
 import { realmKey, realmLabel, splitRealmKey } from '../../internal/domain/realm-key.js';
 import { parseTenantId } from '../../internal/domain/tenant.js';
@@ -138,5 +139,51 @@ describe('per rights', () => {
     assert.equal(providesData(p, 'fleet', 'car/1'), true);
     assert.equal(providesData(p, 'other', 'beacon/1'), true);
     assert.equal(providesData(p, 'other', 'car/1'), false);
+  });
+});
+
+describe('id filters (readFilter, idFilter): allowedOn prepared once per realm', () => {
+  const ids = ['car/1', 'car/2/x', 'bus/1', 'depot/1', 'depot/2', 'public/a', '*', 'x', 'carx'];
+  const rights: Right[] = ['C', 'R', 'U', 'D'];
+
+  it('null (no per-entity work) when every id is allowed: no per, opaque tokens within their scope, a pattern of only *', () => {
+    assert.equal(readFilter(jwt(undefined), 'fleet'), null);
+    assert.equal(readFilter(jwt({ fleet: { '*': 'R' } }), 'fleet'), null);
+    assert.equal(readFilter(jwt({ fleet: { 'car/*': 'R' }, '*': { '**': 'R' } }), 'fleet'), null);
+    const read: Principal = { tokenId: 't', kind: 'token', tenant: 'default', realm: 'fleet', scope: 'read' };
+    assert.equal(readFilter(read, 'fleet'), null);
+    assert.equal(idFilter({ ...read, scope: 'write' }, 'fleet', 'D'), null);
+  });
+
+  it('nothing passes when the realm is out of reach, the scope too low, or no pattern grants the letter', () => {
+    const read: Principal = { tokenId: 't', kind: 'token', tenant: 'default', realm: 'fleet', scope: 'read' };
+    for (const filter of [idFilter(read, 'fleet', 'U'), readFilter(read, 'other'), readFilter(jwt({ fleet: { 'car/*': 'U' } }), 'fleet'), readFilter(jwt(undefined, 'fleet'), 'other')]) {
+      assert.ok(filter !== null);
+      for (const id of ids) assert.equal(filter(id), false, id);
+    }
+  });
+
+  it('agrees with allowedOn for every id, right and realm', () => {
+    const principals = [
+      jwt({ fleet: { 'car/*': 'RU', 'depot/1': 'C', '*/2': 'D' }, '*': { 'public/*': 'R', x: 'R' } }),
+      jwt({ fleet: { 'car/*': 'R' } }, 'fleet'),
+      jwt({ '*': { 'car/*': 'CRUD', 'bus/*': 'R' } }),
+      jwt(undefined),
+    ];
+    for (const p of principals) {
+      for (const realm of ['fleet', 'other']) {
+        for (const right of rights) {
+          const filter = idFilter(p, realm, right);
+          for (const id of ids) assert.equal(filter === null ? true : filter(id), allowedOn(p, realm, right, id), `${realm} ${right} ${id}`);
+        }
+      }
+    }
+  });
+
+  it('keepAllowed keeps the readable entries in order, and the very array when the filter is null', () => {
+    const entries = ids.map((id) => ({ id }));
+    assert.equal(keepAllowed(entries, null), entries);
+    const filter = readFilter(jwt({ fleet: { 'car/*': 'R', x: 'R' } }), 'fleet');
+    assert.deepEqual(keepAllowed(entries, filter).map((e) => e.id), ['car/1', 'car/2/x', 'x']);
   });
 });

@@ -14,7 +14,14 @@
  * every `upd` push the whole set on the next cycle after the reply; after `del` nothing more
  * is pushed; a closed connection drops everything; a deleted realm drops its subscriptions
  * silently (compat 11 #31).
+ *
+ * Rights (`per`): object and area subscriptions hold only the entities whose id the
+ * subscriber may read (readFilter, prepared once per subscription; null for tokens without
+ * `per`, which then do no per-entity work); realm events reach only subscribers that may read
+ * the realm (realmAllows R); a target subscription needs R on its target.
  */
+import type { Principal } from '../../auth/principal.js';
+import { idForbidden, readFilter, realmAllows, type IdFilter } from '../../auth/rights.js';
 import { tooLarge, notFound, LocusError } from '../../errors.js';
 import type { Area, RealmData } from '../../domain/types.js';
 import {
@@ -34,6 +41,15 @@ import { realmRecord, v1Records, type RecordFormat } from './records.js';
 
 /** `unknown subscription <id>`, 404 (the brief's fixed text). */
 export const unknownSubscription = (id: string): LocusError => notFound(`unknown subscription ${id.slice(0, 256)}`);
+
+/**
+ * A target subscription (`sty:"tar"`) follows its target's location: its token must be
+ * allowed to read the target (`per` R on its id), else 403 and nothing changes.
+ */
+function checkTarget(readable: IdFilter | null, options: SubscriptionOptions): void {
+  if (readable === null || options.kind !== 'obj' || options.scope.sty !== 'tar') return;
+  if (!readable(options.scope.target)) throw idForbidden('R', options.scope.target);
+}
 
 /** Most subscriptions one connection may hold (Hivekit clients keep one per distinct option set). */
 export const maxSubscriptionsPerConnection = 1000;
@@ -70,6 +86,8 @@ class AreaSubscription implements LiveSubscription {
     readonly id: string,
     readonly conn: ConnectionLive,
     readonly realm: RealmLive,
+    /** The area ids the subscriber may read (readFilter); null: every id. */
+    readonly readable: IdFilter | null,
   ) {}
   pushFull(): void {
     this.full = true;
@@ -79,7 +97,8 @@ class AreaSubscription implements LiveSubscription {
     if (!this.full) return;
     this.full = false;
     const are: Record<string, object> = {};
-    for (const [id, area] of this.realm.areaMap ?? []) are[id] = this.realm.records.area(area);
+    const { readable } = this;
+    for (const [id, area] of this.realm.areaMap ?? []) if (readable === null || readable(id)) are[id] = this.realm.records.area(area);
     out.push({ typ: 'sub', id: this.id, uty: 'ful', are });
   }
   detach(): void {
@@ -123,11 +142,11 @@ class RealmEventsSubscription implements LiveSubscription {
     readonly id: string,
     readonly conn: ConnectionLive,
     readonly tenant: TenantLive,
-    /** A principal confined to one realm (opaque token; its name) hears of that realm only. */
-    readonly only: string | null,
+    /** The subscriber: it hears of the realms it may read (a confined one: its realm only; `per`: realms it grants R in). */
+    readonly principal: Principal,
   ) {}
   event(event: RealmChangedEvent): void {
-    if (this.only !== null && this.only !== event.name) return;
+    if (!realmAllows(this.principal, event.name, 'R')) return;
     // Exactly these keys (compat 3.8: deep equality in the client's tests).
     this.pending.push({ typ: 'sub', id: this.id, uty: 'ful', dat: { typ: 'rea', id: event.name, act: event.act } });
     this.conn.schedule(this);
@@ -210,7 +229,9 @@ class RealmLive {
     if (this.areaMap === null) return;
     if (change.kind === 'are') this.areaMap.set(change.area.id, change.area);
     else if (!this.areaMap.delete(change.id)) return;
-    for (const sub of this.areaSubs) sub.pushFull();
+    // Subscribers that may not read the area do not hear of its change.
+    const id = change.kind === 'are' ? change.area.id : change.id;
+    for (const sub of this.areaSubs) if (sub.readable === null || sub.readable(id)) sub.pushFull();
   }
 
   private receive(message: RealmMessage): void {
@@ -335,7 +356,7 @@ export class LiveSubscriptions {
     let sub: AnySubscription;
     if (options.kind === 'sys') {
       const tenant = this.tenantOf(connection.principal.tenant);
-      sub = new RealmEventsSubscription(id, conn, tenant, connection.principal.realm);
+      sub = new RealmEventsSubscription(id, conn, tenant, connection.principal);
       tenant.events.add(sub);
     } else {
       if (realm === null) throw new LocusError('invalid_request', 'this subscription needs a realm in rea');
@@ -346,11 +367,13 @@ export class LiveSubscriptions {
         sub = data;
         if (exe) data.pushCurrent();
       } else {
+        const readable = readFilter(connection.principal, realm.name);
+        if (options.kind === 'obj') checkTarget(readable, options);
         const live = this.realmOf(realm.key);
         if (options.kind === 'obj') {
-          sub = new ObjectSubscription(id, conn, live.objects, options);
+          sub = new ObjectSubscription(id, conn, live.objects, options, readable);
         } else {
-          const area = new AreaSubscription(id, conn, live);
+          const area = new AreaSubscription(id, conn, live, readable);
           live.areaSubs.add(area);
           sub = area;
         }
@@ -381,6 +404,7 @@ export class LiveSubscriptions {
     const current = this.options.get(sub);
     if (current === undefined) throw unknownSubscription(id);
     const next = updateSubscriptionOptions(current, dat, this.limits);
+    if (sub instanceof ObjectSubscription && next.kind === 'obj') checkTarget(sub.readable, next);
     this.options.set(sub, next);
     if (sub instanceof ObjectSubscription && next.kind === 'obj') {
       await sub.realm.reconfigure(sub, next);

@@ -20,8 +20,12 @@
  * its target moves (the circle follows the target's current location; the candidates of the
  * new circle come from the store, so the realm's positions are not kept in memory). While a
  * load runs, the subscription queues the realm's events and replays them on the loaded set.
+ *
+ * A subscriber whose token's `per` does not let it read every id (`readable`) never has the
+ * others in its set: they are neither loaded nor admitted by events, so no push names them.
  */
 import RBush from 'rbush';
+import type { IdFilter } from '../../auth/rights.js';
 import type { DataValue, FilterCondition, Shape, TrackedObject } from '../../domain/types.js';
 import type { ObjectOptions } from '../../domain/subscription-options.js';
 import { fieldValue, matchesFilter } from '../../domain/filter.js';
@@ -119,6 +123,8 @@ export class ObjectSubscription implements LiveSubscription {
     readonly conn: ConnectionLive,
     readonly realm: RealmObjects,
     options: ObjectOptions,
+    /** The ids the subscriber may read (auth/rights.ts readFilter); null: every id. Others never join the set. */
+    readonly readable: IdFilter | null = null,
   ) {
     this.options = options;
     this.compile();
@@ -148,6 +154,7 @@ export class ObjectSubscription implements LiveSubscription {
   }
 
   inScope(o: TrackedObject): boolean {
+    if (this.readable !== null && !this.readable(o.id)) return false;
     if (this.shape !== null) {
       if (this.shape === 'none' || o.location === null || this.test === null) return false;
       if (!this.test(o.location.longitude, o.location.latitude)) return false;
@@ -507,7 +514,8 @@ export class RealmObjects {
     let cursor: string | undefined;
     do {
       const page = await this.store.list(this.render.realm, cursor === undefined ? base : { ...base, cursor });
-      for (const o of page.items) found.set(o.id, o);
+      const { readable } = sub;
+      for (const o of page.items) if (readable === null || readable(o.id)) found.set(o.id, o);
       cursor = page.next ?? undefined;
     } while (cursor !== undefined && !sub.closed);
     return found;

@@ -6,7 +6,7 @@ import express, { type NextFunction, type Request, type RequestHandler, type Res
 import type { Logger } from 'pino';
 import { rejectRepeatedParams } from '../../domain/list-query.js';
 import type { Right } from '../../auth/principal.js';
-import { allowedOn } from '../../auth/rights.js';
+import { allowedOn, idFilter, idForbidden, readFilter, type IdFilter } from '../../auth/rights.js';
 import type { Realm } from '../../domain/types.js';
 import { LocusError } from '../../errors.js';
 import type { Access } from '../../service/access.js';
@@ -108,11 +108,21 @@ function adminGate(access: Access): RequestHandler {
 const idGate = (req: Request, res: Response, next: NextFunction, id: string): void => {
   const realm = realmOf(res);
   if (!allowedOn(principalOf(res), realm.name, rightFor(req), id)) {
-    next(new LocusError('forbidden', `the token's permissions (per) do not grant ${rightFor(req)} on ${id.slice(0, 256)}`));
+    next(idForbidden(rightFor(req), id));
     return;
   }
   next();
 };
+
+/** The caller's read filter in the request's realm (lists and search show only what it may read; null: everything). */
+function readableOf(res: Response): IdFilter | null {
+  return readFilter(principalOf(res), realmOf(res).name);
+}
+
+/** The caller's write filter (U) in the request's realm, for bulk writes (null: every id). */
+function writableOf(res: Response): IdFilter | null {
+  return idFilter(principalOf(res), realmOf(res).name, 'U');
+}
 
 function objectRoutes(deps: RestDeps, body: RequestHandler[]): Router {
   const { objects } = deps;
@@ -121,16 +131,16 @@ function objectRoutes(deps: RestDeps, body: RequestHandler[]): Router {
   router
     .route('/object')
     .get(async (req, res) => {
-      const page = await objects.list(realmOf(res), query(req));
+      const page = await objects.list(realmOf(res), query(req), readableOf(res));
       if (page.next !== null) res.set('X-Next-Cursor', page.next);
       res.json(keyedById(page.entries));
     })
     .post(...body, async (req, res) => {
-      const { count } = await objects.bulk(realmOf(res), req.body);
+      const { count } = await objects.bulk(realmOf(res), req.body, writableOf(res));
       res.json({ ...success, count });
     })
     .put(...body, async (req, res) => {
-      const { count } = await objects.bulk(realmOf(res), req.body);
+      const { count } = await objects.bulk(realmOf(res), req.body, writableOf(res));
       res.json({ ...success, count });
     })
     .all(methodNotAllowed(['GET', 'POST', 'PUT']));
@@ -180,11 +190,11 @@ function objectRoutes(deps: RestDeps, body: RequestHandler[]): Router {
     .get(async (req, res) => {
       const params = query(req);
       if (params.searchString !== undefined || params.q === undefined) {
-        const records = await search.search(realmOf(res), parseRestSearchParams(params));
+        const records = await search.search(realmOf(res), parseRestSearchParams(params), readableOf(res));
         res.json(records.map(restSearchRecord));
         return;
       }
-      const found = await objects.search(realmOf(res), params);
+      const found = await objects.search(realmOf(res), params, readableOf(res));
       res.json(keyedById(found.entries));
     })
     .all(methodNotAllowed(['GET']));
@@ -198,7 +208,7 @@ function areaRoutes(deps: RestDeps, body: RequestHandler[]): Router {
   router
     .route('/area')
     .get(async (req, res) => {
-      const page = await areas.list(realmOf(res), query(req));
+      const page = await areas.list(realmOf(res), query(req), readableOf(res));
       if (page.next !== null) res.set('X-Next-Cursor', page.next);
       res.json(keyedById(page.entries));
     })

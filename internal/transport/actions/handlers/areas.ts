@@ -3,7 +3,12 @@
  * and shape replace, data merges; 404 `unknown area <id>`), `rea` (the shape echoed in the
  * v1 form it was sent in), `lis` (entries exactly `{id, lab, sty}`), `del`. Shapes are
  * translated at the boundary (v1-shapes.ts).
+ *
+ * Rights (`per`, docs/api.md): `cre` needs C on the area's id (it never overwrites: 409),
+ * `upd` U, `rea` R, `del` D; an id outside the grant is 403 and nothing changes. `lis` shows
+ * the areas whose id the token may read.
  */
+import { checkAllowedOn, readFilter } from '../../../auth/rights.js';
 import { parseCursor, parseLimit } from '../../../domain/list-query.js';
 import type { Realm } from '../../../domain/types.js';
 import { invalid, LocusError, unknownArea } from '../../../errors.js';
@@ -43,8 +48,9 @@ export function areasHandlers(deps: HandlerDeps): V1HandlerTable {
   const cre: V1Handler = {
     realm: 'rea',
     need: 'C',
-    run: async (message, realm) => {
+    run: async (message, realm, caller) => {
       const id = idOf(message);
+      checkAllowedOn(caller.principal, (realm as Realm).name, 'C', id);
       try {
         await areas.create(realm as Realm, id, body(message, true), { labelRequired: false });
       } catch (err) {
@@ -57,8 +63,9 @@ export function areasHandlers(deps: HandlerDeps): V1HandlerTable {
   const upd: V1Handler = {
     realm: 'rea',
     need: 'U',
-    run: async (message, realm) => {
+    run: async (message, realm, caller) => {
       const id = idOf(message);
+      checkAllowedOn(caller.principal, (realm as Realm).name, 'U', id);
       try {
         await areas.update(realm as Realm, id, body(message, false));
       } catch (err) {
@@ -71,8 +78,9 @@ export function areasHandlers(deps: HandlerDeps): V1HandlerTable {
   const rea: V1Handler = {
     realm: 'rea',
     need: 'R',
-    run: async (message, realm) => {
+    run: async (message, realm, caller) => {
       const id = idOf(message);
+      checkAllowedOn(caller.principal, (realm as Realm).name, 'R', id);
       try {
         return { dat: areaRecord(await areas.get(realm as Realm, id)) };
       } catch (err) {
@@ -84,12 +92,13 @@ export function areasHandlers(deps: HandlerDeps): V1HandlerTable {
   const lis: V1Handler = {
     realm: 'rea',
     need: 'R',
-    run: async (message, realm) => {
+    run: async (message, realm, caller) => {
       const dat = optionsOf(message);
       const params: Record<string, unknown> = { limit: parseLimit(dat.limit, limits.maxPage, limits.maxPage) };
       const cursor = parseCursor(dat.cursor);
       if (cursor !== undefined) params.cursor = cursor;
-      const page = await areas.list(realm as Realm, params);
+      // Only the areas the token may read: a page may hold fewer than `limit` (even none) while `nxt` goes on.
+      const page = await areas.list(realm as Realm, params, readFilter(caller.principal, (realm as Realm).name));
       const answer: Record<string, unknown> = { dat: Object.fromEntries(page.entries.map((entry) => [entry.id, areaListEntry(entry)])) };
       if (page.next !== null) answer.nxt = page.next;
       return answer;
@@ -99,8 +108,9 @@ export function areasHandlers(deps: HandlerDeps): V1HandlerTable {
   const del: V1Handler = {
     realm: 'rea',
     need: 'D',
-    run: async (message, realm) => {
+    run: async (message, realm, caller) => {
       const id = idOf(message);
+      checkAllowedOn(caller.principal, (realm as Realm).name, 'D', id);
       try {
         await areas.delete(realm as Realm, id);
       } catch (err) {

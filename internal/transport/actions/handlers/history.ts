@@ -7,6 +7,7 @@
  * range: `[]`. At most 10,000 records; when more remain, the reply carries the cursor in
  * `nxt`, which `dat.nxt` of the next request continues from (locus extension).
  */
+import { checkAllowedOn } from '../../../auth/rights.js';
 import { parseV1HistoryDat } from '../../../domain/history-query.js';
 import type { Location } from '../../../domain/types.js';
 import { invalid } from '../../../errors.js';
@@ -47,10 +48,12 @@ export function historyHandlers(deps: HandlerDeps): V1HandlerTable {
       rea: {
         realm: 'rea',
         need: 'R',
-        async run(message, realm) {
+        async run(message, realm, caller) {
           if (realm === null) throw new Error('his rea runs in a realm');
           const id = message.raw.id;
           if (typeof id !== 'string') throw invalid('id must be the object id (a string)', 'invalid_request');
+          // R on the object's id (`per`): 403 outside the grant.
+          checkAllowedOn(caller.principal, realm.name, 'R', id);
           const query = parseV1HistoryDat(message.raw.dat, MAX_HISTORY_RECORDS);
           const page = await deps.objects.historyEntries(realm, id, query, 'empty');
           const answer: Record<string, unknown> = { dat: page.items.map((entry) => v1HistoryRecord(id, entry)) };

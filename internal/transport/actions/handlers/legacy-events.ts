@@ -5,6 +5,7 @@
  * A connection that uses them gets `{"typ":"evt",…}` messages; Hivekit subscriptions
  * (`sub` `cre`/`upd`/`del`, handlers/subscriptions.ts) never do.
  */
+import { readFilter } from '../../../auth/rights.js';
 import { parseIdAt } from '../../../domain/ids.js';
 import type { Realm } from '../../../domain/types.js';
 import { invalid } from '../../../errors.js';
@@ -29,7 +30,10 @@ export function legacyEventsHandlers(deps: HandlerDeps): V1HandlerTable {
         need: 'R',
         run: (message, realm, caller) => {
           const sink = sinkOf(caller);
-          const id = subscriptions.subscribe(sink, (realm as Realm).id, parseSubscriptionFilter(optionsOf(message)));
+          const where = realm as Realm;
+          // Events naming objects or areas the token may not read (`per` R) are not delivered.
+          const filter = { ...parseSubscriptionFilter(optionsOf(message)), readable: readFilter(caller.principal, where.name) };
+          const id = subscriptions.subscribe(sink, where.id, filter);
           return Promise.resolve({ dat: { id } });
         },
       },

@@ -5,14 +5,21 @@
  * (bulk write of `dat.objects`, entries in the REST form `{id, label, location, data}`).
  * The writes hand their work to the store before their first await (`ordered`), so that
  * pipelined writes share one commit.
+ *
+ * Rights (`per`, docs/api.md): `cre`, `set`, `upd` and `blk` create or update, so they need U
+ * on the object's id, as REST's create-or-update does (C alone does not let a token overwrite
+ * an object it may not update); `rea` R, `del` D on the id; `lis` shows the objects whose id
+ * the token may read. An id outside the grant is 403 and nothing is written; in a frame of
+ * writes only those messages are refused; a `blk` is refused whole (bulk is all-or-nothing).
  */
+import { checkAllowedOn, idFilter, idForbidden, readFilter } from '../../../auth/rights.js';
 import { parseAttributeConditions } from '../../../domain/attribute-conditions.js';
 import { parseCursor, parseFields, parseFilterParam, parseLimit, parseShapeValue } from '../../../domain/list-query.js';
 import type { Realm } from '../../../domain/types.js';
 import { LocusError, unknownObject } from '../../../errors.js';
 import type { UpsertEntry } from '../../../service/objects.js';
 import type { ObjectListQuery } from '../../../store/port.js';
-import type { V1Answer, V1Batch, V1Handler, V1HandlerTable, V1Message } from '../v1-handler.js';
+import type { V1Answer, V1Batch, V1Caller, V1Handler, V1HandlerTable, V1Message } from '../v1-handler.js';
 import { objectListEntry, objectRecord, type V1ObjectListEntry } from '../v1-records.js';
 import { shapeFromV1Keys } from '../v1-shapes.js';
 import type { HandlerDeps } from './deps.js';
@@ -31,9 +38,10 @@ export function objectsHandlers(deps: HandlerDeps): V1HandlerTable {
   const { objects, presence, limits } = deps;
 
   /** Creates or updates; `mustExist`: update only. The store is called before the first await. */
-  const write = (message: V1Message, realm: Realm | null, mustExist: boolean): Promise<void> => {
+  const write = (message: V1Message, realm: Realm | null, mustExist: boolean, caller: V1Caller): Promise<void> => {
     let written: Promise<unknown>;
     try {
+      checkAllowedOn(caller.principal, (realm as Realm).name, 'U', idOf(message));
       written = objects.upsert(realm as Realm, idOf(message), objectWriteBody(message), mustExist ? { mustExist } : undefined);
     } catch (err) {
       return Promise.reject(v1Wording(err));
@@ -52,17 +60,20 @@ export function objectsHandlers(deps: HandlerDeps): V1HandlerTable {
   /** Consecutive writes of a frame in one store call (the dispatcher's runs; distinct ids). */
   const batch: V1Batch = {
     group: 'obj-write',
-    run: (messages, realm) => {
+    run: (messages, realm, caller) => {
       const entries: UpsertEntry[] = [];
+      const writable = idFilter(caller.principal, realm.name, 'U');
       const slots: (number | Error)[] = messages.map((message) => {
         try {
+          const id = idOf(message);
+          if (writable !== null && !writable(id)) return idForbidden('U', id);
           entries.push({ id: idOf(message), body: objectWriteBody(message), mustExist: message.act === 'upd' });
           return entries.length - 1;
         } catch (err) {
           return v1Wording(err);
         }
       });
-      const written = objects.upsertEach(realm, entries);
+      const written = entries.length === 0 ? Promise.resolve([]) : objects.upsertEach(realm, entries);
       return messages.map((message, k) => {
         const slot = slots[k] as number | Error;
         if (slot instanceof Error) return Promise.reject(slot);
@@ -82,31 +93,32 @@ export function objectsHandlers(deps: HandlerDeps): V1HandlerTable {
 
   const cre: V1Handler = {
     realm: 'rea',
-    need: 'C',
+    need: 'U',
     ordered: true,
     batch,
-    run: (message, realm) => write(message, realm, false).then(() => done),
+    run: (message, realm, caller) => write(message, realm, false, caller).then(() => done),
   };
   const set: V1Handler = {
     realm: 'rea',
-    need: 'C',
+    need: 'U',
     ordered: true,
     batch,
-    run: (message, realm) => write(message, realm, false).then(() => null),
+    run: (message, realm, caller) => write(message, realm, false, caller).then(() => null),
   };
   const upd: V1Handler = {
     realm: 'rea',
     need: 'U',
     ordered: true,
     batch,
-    run: (message, realm) => write(message, realm, true).then(() => done),
+    run: (message, realm, caller) => write(message, realm, true, caller).then(() => done),
   };
 
   const rea: V1Handler = {
     realm: 'rea',
     need: 'R',
-    run: async (message, realm) => {
-      const { id } = realm as Realm;
+    run: async (message, realm, caller) => {
+      const { id, name } = realm as Realm;
+      checkAllowedOn(caller.principal, name, 'R', idOf(message));
       const obj = await objects.read(realm as Realm, idOf(message));
       return { dat: objectRecord(obj, presence.statusOf(id, obj.id)) };
     },
@@ -115,8 +127,9 @@ export function objectsHandlers(deps: HandlerDeps): V1HandlerTable {
   const lis: V1Handler = {
     realm: 'rea',
     need: 'R',
-    run: async (message, realm) => {
+    run: async (message, realm, caller) => {
       const where = realm as Realm;
+      const readable = readFilter(caller.principal, where.name);
       const dat = optionsOf(message);
       // Hivekit's keys (atr, fie, sha) and locus's (filter, fields, shape, limit, cursor) together.
       const fie = parseFields(dat.fie);
@@ -133,7 +146,8 @@ export function objectsHandlers(deps: HandlerDeps): V1HandlerTable {
       if (cursor !== undefined) query.cursor = cursor;
       if (filter.length > 0) query.filter = filter;
       if (shape !== undefined) query.shape = shape;
-      const page = await objects.page(where, query);
+      // Only the objects the token may read: a page may hold fewer than `limit` (even none) while `nxt` goes on.
+      const page = await objects.page(where, query, readable);
       const entries: [string, V1ObjectListEntry][] = page.items.map((obj) => [obj.id, objectListEntry(obj, presence.statusOf(where.id, obj.id), fields)]);
       const answer: Record<string, unknown> = { dat: Object.fromEntries(entries) };
       if (page.next !== null) answer.nxt = page.next;
@@ -144,7 +158,8 @@ export function objectsHandlers(deps: HandlerDeps): V1HandlerTable {
   const del: V1Handler = {
     realm: 'rea',
     need: 'D',
-    run: async (message, realm) => {
+    run: async (message, realm, caller) => {
+      checkAllowedOn(caller.principal, (realm as Realm).name, 'D', idOf(message));
       await objects.delete(realm as Realm, idOf(message), unknownObject);
       return done;
     },
@@ -152,11 +167,12 @@ export function objectsHandlers(deps: HandlerDeps): V1HandlerTable {
 
   const blk: V1Handler = {
     realm: 'rea',
-    need: 'C',
+    need: 'U',
     ordered: true,
     weight: bulkWeight,
-    run: async (message, realm) => {
-      const { count } = await objects.bulk(realm as Realm, message.raw.dat ?? {});
+    run: async (message, realm, caller) => {
+      const where = realm as Realm;
+      const { count } = await objects.bulk(where, message.raw.dat ?? {}, idFilter(caller.principal, where.name, 'U'));
       return { dat: { count } };
     },
   };

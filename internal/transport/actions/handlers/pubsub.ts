@@ -4,7 +4,13 @@
  * over HTTP too and reaches the subscribed connections. Rights: `sub`/`uns` need R (reading
  * what others publish); `pub` needs U (a publication speaks about the realm's objects, as an
  * update does: the data providers that update objects are the ones that publish).
+ *
+ * `per` ids: `pub` needs U on its `idp` (the literal id it publishes under; `*` when absent),
+ * else 403 and nothing is published. `sub` takes any pattern (a pattern is no entity id);
+ * instead each delivery goes only to subscribers that may read (R) the publication's `idp`
+ * (service/pubsub.ts), so a subscription never hears of ids outside its token's grant.
  */
+import { checkAllowedOn } from '../../../auth/rights.js';
 import type { Realm } from '../../../domain/types.js';
 import { parsePublish, parseSubscribe } from '../../../domain/pubsub-input.js';
 import { invalid } from '../../../errors.js';
@@ -62,8 +68,10 @@ export function pubsubHandlers(deps: HandlerDeps): V1HandlerTable {
       pub: {
         realm: 'id',
         need: 'U',
-        run: (message, realm) => answer(() => {
-          deps.pubsub.publish(realmOf(realm).id, parsePublish(message.raw));
+        run: (message, realm, caller) => answer(() => {
+          const publication = parsePublish(message.raw);
+          checkAllowedOn(caller.principal, realmOf(realm).name, 'U', publication.idp);
+          deps.pubsub.publish(realmOf(realm).id, publication);
           return {};
         }),
       },

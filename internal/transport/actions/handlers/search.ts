@@ -5,6 +5,7 @@
  * property) for data matches; `lab` is "" for an unlabelled entity. Matching and ranking:
  * domain/match-records.ts; service/realm-search.ts finds the records.
  */
+import { readFilter } from '../../../auth/rights.js';
 import type { MatchRecord } from '../../../domain/match-records.js';
 import { parseV1SearchDat } from '../../../service/realm-search.js';
 import type { V1HandlerTable } from '../v1-handler.js';
@@ -33,10 +34,11 @@ export function searchHandlers(deps: HandlerDeps): V1HandlerTable {
       sea: {
         realm: 'rea',
         need: 'R',
-        async run(message, realm) {
+        async run(message, realm, caller) {
           if (realm === null) throw new Error('rea sea runs in a realm');
           const query = parseV1SearchDat(message.raw.dat);
-          const records = await deps.search.search(realm, query);
+          // Only objects and areas whose id the token may read (`per` R).
+          const records = await deps.search.search(realm, query, readFilter(caller.principal, realm.name));
           return { dat: records.map(v1SearchRecord) };
         },
       },
