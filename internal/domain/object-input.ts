@@ -22,6 +22,24 @@ export function parseLabel(value: unknown, path: string): string | null {
   return value;
 }
 
+/** Most task ids an object holds (v1 `tds`): 1,000 ids of at most 256 bytes each. */
+export const MAX_TASKS = 1000;
+
+/**
+ * Task ids (Hivekit's `tds`, hivekit-compat.md 4.2): an array of ids (the identifier rules
+ * of ids.ts: 1–256 UTF-8 bytes, no control characters), at most MAX_TASKS of them, kept in
+ * the given order (duplicates too). [] clears the object's task ids. `path` names the value
+ * in messages (`tds`). Code `invalid_request`, or `invalid_id` for a bad id.
+ */
+export function parseTasks(value: unknown, path: string): string[] {
+  if (!Array.isArray(value)) throw invalid(`${path} must be an array of task ids (got ${describe(value)})`);
+  const ids: unknown[] = value;
+  if (ids.length > MAX_TASKS) throw invalid(`${path} has ${ids.length} task ids; at most ${MAX_TASKS} are allowed`);
+  const tasks: string[] = [];
+  for (let i = 0; i < ids.length; i++) tasks.push(parseIdAt(ids[i], `${path}[${i}]`));
+  return tasks;
+}
+
 /**
  * How far ahead of the server clock a fix may be dated. Fixes never replace newer ones,
  * so one dated years ahead would stay the current location for good.

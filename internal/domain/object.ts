@@ -50,6 +50,7 @@ export function foldPatches(patches: readonly ObjectPatch[]): FoldedPatch[] {
       byId.set(patch.id, folded);
     }
     if (patch.label !== undefined) folded.label = patch.label;
+    if (patch.tasks !== undefined) folded.tasks = patch.tasks;
     if (patch.data !== undefined) folded.data = combineDataPatches(folded.data, patch.data);
     if (patch.location !== undefined) {
       folded.fixes.push(patch.location);
@@ -57,6 +58,25 @@ export function foldPatches(patches: readonly ObjectPatch[]): FoldedPatch[] {
     }
   }
   return [...byId.values()];
+}
+
+/** True when two task id lists (absent: none) hold the same ids in the same order. */
+export function sameTasks(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  if (a === b) return true;
+  const n = a === undefined ? 0 : a.length;
+  if (n !== (b === undefined ? 0 : b.length)) return false;
+  for (let i = 0; i < n; i++) if ((a as readonly string[])[i] !== (b as readonly string[])[i]) return false;
+  return true;
+}
+
+/**
+ * The object's task ids after a patch: the given ones replace them ([] clears them: then
+ * absent), the same ones keep the old array (the store writes nothing for it), none given
+ * keeps them.
+ */
+function nextTasks(old: string[] | undefined, given: string[] | undefined): string[] | undefined {
+  if (given === undefined || sameTasks(old, given)) return old;
+  return given.length === 0 ? undefined : given;
 }
 
 /**
@@ -67,11 +87,15 @@ export function applyPatch(old: TrackedObject | null, patch: FoldedPatch, now: s
   const base: TrackedObject = old ?? { id: patch.id, label: null, location: null, data: {}, seen: null };
   let location = base.location;
   if (patch.latest !== null && (location === null || isNotOlder(patch.latest, location))) location = patch.latest;
-  return {
+  const next: TrackedObject = {
     id: base.id,
     label: patch.label === undefined ? base.label : patch.label,
     location,
     data: mergeData(base.data, patch.data),
     seen: patch.fixes.length > 0 ? now : base.seen,
   };
+  // Only an object with tasks has the key (a tracker's objects keep their shape).
+  const tasks = nextTasks(base.tasks, patch.tasks);
+  if (tasks !== undefined) next.tasks = tasks;
+  return next;
 }

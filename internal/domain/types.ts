@@ -32,6 +32,12 @@ export interface TrackedObject {
   data: Data;
   /** Server receive time (normalised ISO) of the last write that carried a location (connectionStatus no longer depends on it: presence does). */
   seen: string | null;
+  /**
+   * Hivekit task ids (v1 `tds`, hivekit-compat.md 4.2), in the order given. Absent when the
+   * object has none (never an empty array), so that an object without tasks, a tracker's,
+   * carries nothing more.
+   */
+  tasks?: string[];
 }
 
 /** One validated create-or-update of an object (single write, bulk entry or v1 `upd`). */
@@ -42,6 +48,8 @@ export interface ObjectPatch {
   /** A fix, already stamped with a time. */
   location?: Location;
   data?: DataPatch;
+  /** Task ids (validated: object-input.ts parseTasks): replace the object's; [] clears them; undefined keeps them. */
+  tasks?: string[];
   /**
    * Update only (v1 `obj upd`): when the object does not exist the store skips the patch (no
    * change for its id; the caller answers 404 `unknown object <id>`), checked inside the
@@ -51,14 +59,15 @@ export interface ObjectPatch {
 }
 
 /**
- * All patches of one id in one batch, folded in array order: the last given label,
- * data merged key by key, every fix (for history) and the newest fix (for the current
+ * All patches of one id in one batch, folded in array order: the last given label and
+ * task ids, data merged key by key, every fix (for history) and the newest fix (for the current
  * location; equal times: the later entry wins).
  */
 export interface FoldedPatch {
   id: string;
   label?: string | null;
   data?: DataPatch;
+  tasks?: string[];
   fixes: Location[];
   latest: Location | null;
   /** Some patch of the id had mustExist. */

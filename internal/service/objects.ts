@@ -38,13 +38,19 @@ const LAST_INSTANT_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 export interface UpsertOptions {
   /** Update only: 404 `unknown object <id>` when the object does not exist (checked by the store in the write). */
   mustExist?: boolean;
+  /**
+   * Task ids, already validated (domain/object-input.ts parseTasks): v1 `tds`, which the
+   * REST body does not carry. Replace the object's; [] clears them.
+   */
+  tasks?: string[];
 }
 
-/** One write of ObjectService.upsertEach: the object's id, its body (REST form), update-only or not. */
+/** One write of ObjectService.upsertEach: the object's id, its body (REST form), update-only or not, task ids (as UpsertOptions). */
 export interface UpsertEntry {
   id: string;
   body: unknown;
   mustExist?: boolean;
+  tasks?: string[];
 }
 
 export interface ObjectPage {
@@ -95,6 +101,7 @@ export class ObjectService {
     const now = isoTime(nowMs);
     const patch = parseObjectBody(body, objectId, now, this.futureLimit(nowMs));
     if (options?.mustExist === true) patch.mustExist = true;
+    if (options?.tasks !== undefined) patch.tasks = options.tasks;
     const changes = await this.store.objects.upsertMany(realm.id, [patch], now);
     const [change] = changes;
     if (change === undefined) {
@@ -241,6 +248,7 @@ export class ObjectService {
       try {
         const patch = parseObjectBody(entry.body, parseId(entry.id, 'object'), now, future);
         if (entry.mustExist === true) patch.mustExist = true;
+        if (entry.tasks !== undefined) patch.tasks = entry.tasks;
         return patch;
       } catch (err) {
         return toLocusError(err);

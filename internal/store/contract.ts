@@ -478,6 +478,64 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
           });
         }));
 
+      void it('task ids: stored in order, replaced, kept by writes without them, cleared by [] (then absent); the last of a batch wins', () =>
+        withStore(async (store) => {
+          const [created] = await store.objects.upsertMany('acme', [{ id: 'car', label: 'Car', tasks: ['t2', 't1', 't2'] }], N0);
+          assert.deepEqual(created?.new, { id: 'car', label: 'Car', location: null, data: {}, seen: null, tasks: ['t2', 't1', 't2'] });
+          assert.deepEqual(await store.objects.get('acme', 'car'), { id: 'car', label: 'Car', location: null, data: {}, seen: null, tasks: ['t2', 't1', 't2'] });
+          // Writes that give none keep them: label, data, a location (a tracker's update).
+          await store.objects.upsertMany('acme', [{ id: 'car', data: { fuel: 1 } }], N1);
+          const [moved] = await store.objects.upsertMany('acme', [{ id: 'car', location: fix(1, 2, T1) }], N1);
+          assert.deepEqual(moved?.old?.tasks, ['t2', 't1', 't2']);
+          assert.deepEqual(moved?.new?.tasks, ['t2', 't1', 't2']);
+          assert.deepEqual(await store.objects.get('acme', 'car'), {
+            id: 'car',
+            label: 'Car',
+            location: fix(1, 2, T1),
+            data: { fuel: 1 },
+            seen: N1,
+            tasks: ['t2', 't1', 't2'],
+          });
+          // Replaced, with a location in the same write.
+          const [replaced] = await store.objects.upsertMany('acme', [{ id: 'car', location: fix(3, 4, T2), tasks: ['t9'] }], N2);
+          assert.deepEqual(replaced?.old?.tasks, ['t2', 't1', 't2']);
+          assert.deepEqual(replaced?.new?.tasks, ['t9']);
+          assert.deepEqual((await store.objects.get('acme', 'car'))?.tasks, ['t9']);
+          // The last given in a batch wins; other entries of the id do not touch them.
+          await store.objects.upsertMany('acme', [{ id: 'car', tasks: ['a'] }, { id: 'car', tasks: ['b', 'c'] }, { id: 'car', label: 'Car 2' }], N2);
+          assert.deepEqual((await store.objects.get('acme', 'car'))?.tasks, ['b', 'c']);
+          // Whole-object lists and searches show them; a projection does not.
+          await store.objects.upsertMany('acme', [{ id: 'van' }], N2);
+          assert.deepEqual((await store.objects.list('acme', { limit: 10 })).items.map((o) => [o.id, o.tasks]), [['car', ['b', 'c']], ['van', undefined]]);
+          assert.equal('tasks' in ((await store.objects.list('acme', { limit: 10 })).items[1] ?? {}), false);
+          assert.deepEqual((await store.objects.list('acme', { limit: 10, fields: ['fuel'] })).items.map((o) => 'tasks' in o), [false, false]);
+          assert.deepEqual((await store.objects.list('acme', { limit: 10, fields: null })).items.map((o) => 'tasks' in o), [false, false]);
+          // [] clears them: the key is gone from reads and changes.
+          const [cleared] = await store.objects.upsertMany('acme', [{ id: 'car', tasks: [] }], N3);
+          assert.deepEqual(cleared?.old?.tasks, ['b', 'c']);
+          assert.equal(cleared?.new !== null && cleared?.new !== undefined && 'tasks' in cleared.new, false);
+          assert.deepEqual(await store.objects.get('acme', 'car'), { id: 'car', label: 'Car 2', location: fix(3, 4, T2), data: { fuel: 1 }, seen: N2 });
+          // Set again, then the delete's change carries them as old.
+          await store.objects.upsertMany('acme', [{ id: 'car', tasks: ['again'] }], N3);
+          assert.deepEqual((await store.objects.delete('acme', 'car', N3))?.old?.tasks, ['again']);
+          // A new object created with [] has none; an update-only patch of a missing object writes nothing.
+          await store.objects.upsertMany('acme', [{ id: 'bike', tasks: [] }, { id: 'ghost', tasks: ['t'], mustExist: true }], N3);
+          assert.deepEqual(await store.objects.get('acme', 'bike'), { id: 'bike', label: null, location: null, data: {}, seen: null });
+          assert.equal(await store.objects.get('acme', 'ghost'), null);
+        }));
+
+      void it('task ids of many objects in one batch, new and existing, each kept apart', () =>
+        withStore(async (store) => {
+          const ids = Array.from({ length: 150 }, (_, i) => `o${String(i).padStart(3, '0')}`);
+          await store.objects.upsertMany('acme', ids.map((id, i) => (i % 3 === 0 ? { id, tasks: [`t-${id}`] } : { id, location: fix(i / 10, 1, T0) })), N0);
+          await store.objects.upsertMany('acme', ids.map((id, i) => (i % 2 === 0 ? { id, tasks: [`u-${id}`, 'shared'] } : { id, location: fix(i / 10, 2, T1) })), N1);
+          const page = await store.objects.list('acme', { limit: 200 });
+          assert.deepEqual(
+            page.items.map((o) => [o.id, o.tasks]),
+            ids.map((id, i) => [id, i % 2 === 0 ? [`u-${id}`, 'shared'] : i % 3 === 0 ? [`t-${id}`] : undefined]),
+          );
+        }));
+
       void it('data merges key by key and a null value removes the key', () =>
         withStore(async (store) => {
           await store.objects.upsertMany('acme', [{ id: 'car', data: { a: 1, b: 'x', c: true, gone: null } }], N0);

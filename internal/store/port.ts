@@ -169,6 +169,8 @@ export interface ObjectStore {
    * Writes take effect in the order they are called, settled or not: a caller may start
    * the next before the last resolves, and its changes' `old` is what the last left.
    * An id whose first patch has `mustExist` and that does not exist is skipped: no change.
+   * Task ids: the last given in the batch replace the object's ([] clears them); objects
+   * are read back with `tasks` only when they have some (lists with a projection: never).
    */
   upsertMany(realm: string, patches: ObjectPatch[], now: string): Promise<ObjectChange[]>;
   get(realm: string, id: string): Promise<TrackedObject | null>;

@@ -137,6 +137,37 @@ describe('Hivekit subscriptions over WebSocket', () => {
     await c.close();
   });
 
+  it('object records in pushes carry tds: in the exe push (read from the store) and as an upd when only the task ids change', async () => {
+    const c = await RawClient.open(h.url, token);
+    const id = 'ws-tasks';
+    assert.equal((await c.call({ typ: 'obj', act: 'cre', id, rea: realm, loc: { lon: 30, lat: 30 }, tds: ['job/1', 'job/2'], cid: 't1' })).res, 'suc');
+    c.frames.length = 0;
+    c.send([{ typ: 'sub', act: 'cre', id: 'st', rea: realm, dat: { typ: 'obj', sty: 'cir', sha: { cx: 30, cy: 30, r: 1000 }, exe: true }, cid: 't2' }]);
+    await c.until(() => c.peekPushes().length > 0);
+    let [push] = c.takePushes();
+    assert.equal(push?.uty, 'ful');
+    assert.deepEqual(push?.obj?.cre?.[id], { id, loc: { gcs: '', lon: 30, lat: 30, acc: 0, spe: 0, hea: 0, alt: 0, alc: 0, tim: (push?.obj?.cre?.[id] as { loc: { tim: string } }).loc.tim }, cst: 'dis', tds: ['job/1', 'job/2'] });
+    // Only the task ids change: one upd with the new ones.
+    c.send([{ typ: 'obj', act: 'set', id, rea: realm, tds: ['job/3'] }]);
+    await c.until(() => c.peekPushes().length > 0);
+    await sleep(100);
+    const pushes = c.takePushes();
+    assert.equal(pushes.length, 1);
+    push = pushes[0];
+    assert.deepEqual(keys(push, 'upd'), [id]);
+    assert.deepEqual((push?.obj?.upd?.[id] as { tds?: unknown }).tds, ['job/3']);
+    // The same ids again: nothing to push. Cleared: an upd without tds.
+    c.send([{ typ: 'obj', act: 'set', id, rea: realm, tds: ['job/3'] }]);
+    await sleep(150);
+    assert.deepEqual(c.takePushes(), []);
+    c.send([{ typ: 'obj', act: 'set', id, rea: realm, tds: [] }]);
+    await c.until(() => c.peekPushes().length > 0);
+    [push] = c.takePushes();
+    assert.deepEqual(keys(push, 'upd'), [id]);
+    assert.equal('tds' in (push?.obj?.upd?.[id] as object), false);
+    await c.close();
+  });
+
   it('the same id on a new connection after a close is a new subscription', async () => {
     const first = await RawClient.open(h.url, token);
     await first.call({ typ: 'sub', act: 'cre', id: 'again', rea: realm, dat: { typ: 'are', sty: 'rea' }, cid: 'a1' });

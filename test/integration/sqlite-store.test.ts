@@ -292,6 +292,46 @@ void describe('sqlite store', () => {
     assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), SCHEMA_VERSION);
   });
 
+  void it('migrates a version 13 file (version 14: objects.tasks added, NULL): existing objects read without task ids and take them', async () => {
+    const path = freshPath();
+    const first = openSqliteStore(path);
+    await first.realms.put('acme', SETTINGS, N0);
+    await first.objects.upsertMany('acme', [{ id: 'car', label: 'Car', location: { longitude: 1, latitude: 2, time: T0 }, data: { fuel: 1 } }], N0);
+    await first.close();
+    // Back to version 13 as released: no tasks column.
+    const raw = new Database(path);
+    raw.exec('ALTER TABLE objects DROP COLUMN tasks; PRAGMA user_version = 13;');
+    raw.close();
+    const store = openSqliteStore(path);
+    try {
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), SCHEMA_VERSION);
+      assert.deepEqual(
+        inspect(path, (db) => db.prepare<[], { name: string; type: string }>("SELECT name, type FROM pragma_table_info('objects') WHERE name = 'tasks'").all()),
+        [{ name: 'tasks', type: 'TEXT' }],
+      );
+      const car = { id: 'car', label: 'Car', location: { longitude: 1, latitude: 2, time: T0 }, data: { fuel: 1 }, seen: N0 };
+      assert.deepEqual(await store.objects.get('acme', 'car'), car);
+      assert.deepEqual((await store.objects.list('acme', { limit: 10 })).items, [car]);
+      await store.objects.upsertMany('acme', [{ id: 'car', tasks: ['t1'] }], N1);
+      assert.deepEqual(await store.objects.get('acme', 'car'), { ...car, tasks: ['t1'] });
+      assert.deepEqual(inspect(path, (db) => db.prepare<[], string | null>('SELECT tasks FROM objects').pluck().all()), ['["t1"]']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  void it('a tracker writes no task ids: the column stays NULL; [] stores NULL, never an empty array', () =>
+    withFile(async (store, path) => {
+      await store.objects.upsertMany('acme', [{ id: 'a', location: { longitude: 1, latitude: 1, time: T0 } }, { id: 'b', tasks: ['t'] }], N0);
+      await store.objects.upsertMany('acme', [{ id: 'a', location: { longitude: 2, latitude: 1, time: T1 } }, { id: 'b', tasks: [] }], N1);
+      await store.objects.upsertMany('acme', [{ id: 'c', tasks: [] }], N1);
+      assert.deepEqual(inspect(path, (db) => db.prepare<[], [string, string | null]>('SELECT id, tasks FROM objects ORDER BY id').raw(true).all()), [
+        ['a', null],
+        ['b', null],
+        ['c', null],
+      ]);
+    }));
+
   void it('refuses a database written by a newer schema version', () => {
     const path = freshPath();
     const db = new Database(path);

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { adminToken, makeRealm, startHarness, type Harness } from '../support/harness.js';
+import { adminToken, call, makeRealm, startHarness, type Harness } from '../support/harness.js';
 import { connectTcp, connectWs, postV1, type Json, type V1Client } from '../support/v1-clients.js';
 
 describe('v1 in Hivekit envelope', () => {
@@ -141,6 +141,64 @@ describe('v1 in Hivekit envelope', () => {
     assert.equal(replies[7].dat.lab, 'B');
     assert.equal(replies[7].dat.loc.lon, 1);
     for (const id of ['f/missing', 'f/bad']) assert.equal((await client.one({ typ: 'obj', act: 'rea', id, rea: 'hk' })).erc, 404);
+    await client.close();
+  });
+
+  it('tds: stored, replaced, cleared; a bad tds is a 400 naming it and writes nothing (alone or in a frame); REST v2 neither shows, takes nor clears them', async () => {
+    const client = await connectTcp(h.server.tcpPort, r.write);
+    const read = async (id: string): Promise<Json> => (await client.one({ typ: 'obj', act: 'rea', cid: 'r', id, rea: 'hk' })).dat;
+    assert.equal((await client.one({ typ: 'obj', act: 'cre', cid: 'c', id: 't/a', rea: 'hk', lab: 'A', tds: ['job/1', 'job/2'] })).res, 'suc');
+    assert.deepEqual(await read('t/a'), { id: 't/a', lab: 'A', loc: { gcs: '', lon: 0, lat: 0, acc: 0, spe: 0, hea: 0, alt: 0, alc: 0 }, cst: 'dis', tds: ['job/1', 'job/2'] });
+    // A write without tds (or with tds null) keeps them.
+    assert.equal((await client.one({ typ: 'obj', act: 'upd', cid: 'u', id: 't/a', rea: 'hk', dat: { n: 1 }, tds: null })).res, 'suc');
+    assert.deepEqual((await read('t/a')).tds, ['job/1', 'job/2']);
+
+    // Bad values: 400 naming tds; nothing of the write happens (not its lab, not its tds).
+    const bad: [unknown, string][] = [
+      ['job/1', 'tds must be an array of task ids (got the string "job/1")'],
+      [{ a: 1 }, 'tds must be an array of task ids (got an object)'],
+      [['ok', 5], 'tds[1] must be a string (got 5)'],
+      [[''], 'tds[0] must not be empty'],
+      [Array.from({ length: 1001 }, (_, i) => `t${i}`), 'tds has 1001 task ids; at most 1000 are allowed'],
+    ];
+    for (const [tds, err] of bad) {
+      for (const act of ['cre', 'upd']) {
+        const reply = await client.one({ typ: 'obj', act, cid: 'b', id: 't/a', rea: 'hk', lab: 'changed', tds });
+        assert.deepEqual([reply.res, reply.erc, reply.err], ['err', 400, err], `${act} ${JSON.stringify(tds).slice(0, 40)}`);
+      }
+      const fresh = await client.one({ typ: 'obj', act: 'cre', cid: 'b', id: 't/new', rea: 'hk', tds });
+      assert.equal(fresh.erc, 400);
+    }
+    assert.deepEqual(await read('t/a'), { id: 't/a', lab: 'A', loc: { gcs: '', lon: 0, lat: 0, acc: 0, spe: 0, hea: 0, alt: 0, alc: 0 }, dat: { n: 1 }, cst: 'dis', tds: ['job/1', 'job/2'] });
+    assert.equal((await client.one({ typ: 'obj', act: 'rea', cid: 'r', id: 't/new', rea: 'hk' })).erc, 404);
+
+    // In one frame (written together): the bad one fails alone, the others are written.
+    const replies = await client.request([
+      { typ: 'obj', act: 'upd', cid: '1', id: 't/a', rea: 'hk', tds: ['job/3'] },
+      { typ: 'obj', act: 'cre', cid: '2', id: 't/b', rea: 'hk', lab: 'B', tds: [7] },
+      { typ: 'obj', act: 'set', id: 't/c', rea: 'hk', tds: ['job/4'] },
+    ]);
+    assert.deepEqual(replies.map((reply): unknown[] => [reply.cid, reply.res, reply.erc ?? null]), [['1', 'suc', null], ['2', 'err', 400]]);
+    assert.equal(replies[1].err, 'tds[0] must be a string (got 7)');
+    assert.deepEqual((await read('t/a')).tds, ['job/3']);
+    assert.deepEqual((await read('t/c')).tds, ['job/4']);
+    assert.equal((await client.one({ typ: 'obj', act: 'rea', cid: 'r', id: 't/b', rea: 'hk' })).erc, 404);
+
+    // REST v2: reads and lists do not show them; a write keeps them; `tasks` is an unknown key.
+    const got = await call(h.url, 'GET', '/v2/realm/hk/object/t%2Fa', { token: r.read });
+    assert.equal(got.status, 200);
+    assert.deepEqual(Object.keys(got.json as object).sort(), ['connectionStatus', 'data', 'id', 'label', 'location']);
+    const listed = await call(h.url, 'GET', '/v2/realm/hk/object?fields=n', { token: r.read });
+    assert.ok(!listed.text.includes('job/'), listed.text);
+    assert.equal((await call(h.url, 'POST', '/v2/realm/hk/object/t%2Fa', { token: r.write, body: { label: 'A2' } })).status, 200);
+    const rejected = await call(h.url, 'POST', '/v2/realm/hk/object/t%2Fa', { token: r.write, body: { tasks: ['x'] } });
+    assert.equal(rejected.status, 400);
+    assert.match(rejected.text, /unknown key \\"tasks\\"/);
+    assert.deepEqual(await read('t/a'), { id: 't/a', lab: 'A2', loc: { gcs: '', lon: 0, lat: 0, acc: 0, spe: 0, hea: 0, alt: 0, alc: 0 }, dat: { n: 1 }, cst: 'dis', tds: ['job/3'] });
+
+    // [] clears them: tds is then omitted.
+    assert.equal((await client.one({ typ: 'obj', act: 'upd', cid: 'u', id: 't/a', rea: 'hk', tds: [] })).res, 'suc');
+    assert.equal('tds' in (await read('t/a')), false);
     await client.close();
   });
 

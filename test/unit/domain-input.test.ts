@@ -6,7 +6,7 @@ import { parseAreaCreate, parseAreaPatch } from '../../internal/domain/area-inpu
 import { parseData, parseDataPatch } from '../../internal/domain/data.js';
 import { parseId, quote } from '../../internal/domain/ids.js';
 import { parseLocation } from '../../internal/domain/location.js';
-import { parseBulkBody, parseObjectBody } from '../../internal/domain/object-input.js';
+import { MAX_TASKS, parseBulkBody, parseObjectBody, parseTasks } from '../../internal/domain/object-input.js';
 import { defaultRealmSettings, parseRealmSettings } from '../../internal/domain/realm-settings.js';
 import { normalizeTime } from '../../internal/domain/time.js';
 import { expectLocusError } from '../support/locus-error.js';
@@ -583,5 +583,36 @@ describe('realm settings', () => {
     rejects(() => parseRealmSettings({ timeout: 5 }, defaultRealmSettings), 'invalid_settings', /^unknown key "timeout" in settings/);
     rejects(() => parseRealmSettings(null, defaultRealmSettings), 'invalid_settings', 'settings must be a JSON object (got null)');
     rejects(() => parseRealmSettings([], defaultRealmSettings), 'invalid_settings');
+  });
+});
+
+describe('parseTasks (v1 tds)', () => {
+  it('accepts an array of ids, keeping their order and duplicates, as a copy; [] is valid (it clears)', () => {
+    const given = ['task-2', 'task/1 ü 😀', 'task-2'];
+    const tasks = parseTasks(given, 'tds');
+    assert.deepEqual(tasks, given);
+    assert.notEqual(tasks, given);
+    assert.deepEqual(parseTasks([], 'tds'), []);
+    assert.equal(parseTasks(Array.from({ length: MAX_TASKS }, (_, i) => `t${i}`), 'tds').length, MAX_TASKS);
+  });
+  it('rejects anything but an array, naming the key', () => {
+    for (const value of ['t1', 1, true, { a: 'b' }, null]) {
+      expectLocusError(() => parseTasks(value, 'tds'), 'invalid_request', /^tds must be an array of task ids \(got /);
+    }
+  });
+  it('rejects more than MAX_TASKS ids', () => {
+    const many = Array.from({ length: MAX_TASKS + 1 }, (_, i) => `t${i}`);
+    expectLocusError(() => parseTasks(many, 'tds'), 'invalid_request', `tds has ${MAX_TASKS + 1} task ids; at most ${MAX_TASKS} are allowed`);
+  });
+  it('checks every id by the identifier rules, naming its index', () => {
+    expectLocusError(() => parseTasks(['ok', 7], 'tds'), 'invalid_id', 'tds[1] must be a string (got 7)');
+    expectLocusError(() => parseTasks([''], 'tds'), 'invalid_id', 'tds[0] must not be empty');
+    expectLocusError(() => parseTasks(['a', 'b', 'x'.repeat(257)], 'tds'), 'invalid_id', /^tds\[2\] is too long/);
+    expectLocusError(() => parseTasks(['bad\u0007'], 'tds'), 'invalid_id', /^tds\[0\] must not contain control characters/);
+    expectLocusError(() => parseTasks(['\ud800'], 'tds'), 'invalid_id', /^tds\[0\] holds an unpaired UTF-16 surrogate/);
+    expectLocusError(() => parseTasks([null], 'tds'), 'invalid_id', 'tds[0] must be a string (got null)');
+  });
+  it('the REST body does not take tasks: an unknown key', () => {
+    expectLocusError(() => parseObjectBody({ tasks: ['t1'] }, 'o1', NOW), 'invalid_request', /^unknown key "tasks" in the request body/);
   });
 });

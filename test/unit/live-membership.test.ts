@@ -180,4 +180,24 @@ describe('live membership', () => {
     const [push] = conn.take() as Push[];
     assert.deepEqual(push?.obj?.cre?.nowhere, { id: 'nowhere', loc: { gcs: '', lon: 0, lat: 0, acc: 0, spe: 0, hea: 0, alt: 0, alc: 0 }, cst: 'dis' });
   });
+
+  it('a change of the task ids alone is an upd carrying tds; the same ids again push nothing; cleared: no tds', async () => {
+    const { live, write } = setup();
+    const conn = new FakeConnection();
+    write(obj('x', at(1, 1)));
+    await sleep(5);
+    await live.create(conn, 'all', ref, { typ: 'obj' });
+    write({ ...obj('x', at(1, 1)), tasks: ['t1'] });
+    await sleep(20);
+    const updated = (pushes: Record<string, unknown>[]): Record<string, unknown> | undefined => (pushes as Push[])[0]?.obj?.upd?.x as Record<string, unknown> | undefined;
+    assert.deepEqual(updated(conn.take())?.tds, ['t1']);
+    write({ ...obj('x', at(1, 1)), tasks: ['t1'] });
+    await sleep(20);
+    assert.deepEqual(conn.take(), []);
+    write(obj('x', at(1, 1)));
+    await sleep(20);
+    const cleared = updated(conn.take());
+    assert.ok(cleared !== undefined, 'clearing the task ids is an update');
+    assert.equal('tds' in cleared, false);
+  });
 });

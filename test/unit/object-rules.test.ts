@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { applyPatch, foldPatches, mergeData } from '../../internal/domain/object.js';
+import { applyPatch, foldPatches, mergeData, sameTasks } from '../../internal/domain/object.js';
 import type { Location, TrackedObject } from '../../internal/domain/types.js';
 
 const fix = (longitude: number, time: string): Location => ({ longitude, latitude: 0, time });
@@ -88,5 +88,48 @@ describe('applyPatch', () => {
     const [p] = foldPatches([{ id: 'n', label: 'N' }]);
     assert.ok(p);
     assert.deepEqual(applyPatch(null, p, now), { id: 'n', label: 'N', location: null, data: {}, seen: null });
+  });
+});
+
+describe('task ids (tds)', () => {
+  const now = '2026-05-05T00:00:00.000Z';
+  const apply = (old: TrackedObject | null, ...patches: Parameters<typeof foldPatches>[0]): TrackedObject => {
+    const [p] = foldPatches(patches);
+    assert.ok(p);
+    return applyPatch(old, p, now);
+  };
+  const withTasks: TrackedObject = { id: 'o', label: null, location: null, data: {}, seen: null, tasks: ['t1', 't2'] };
+
+  it('the last tasks given in a batch win; other patches of the id do not touch them', () => {
+    const [p] = foldPatches([{ id: 'o', tasks: ['a'] }, { id: 'o', label: 'L' }, { id: 'o', tasks: ['b', 'c'] }, { id: 'o', data: { x: 1 } }]);
+    assert.deepEqual(p?.tasks, ['b', 'c']);
+    const [none] = foldPatches([{ id: 'o', label: 'L' }]);
+    assert.equal(none !== undefined && 'tasks' in none, false);
+  });
+  it('given tasks replace the old ones, in order; [] clears them (the key goes); absent keeps them', () => {
+    assert.deepEqual(apply(withTasks, { id: 'o', tasks: ['t3', 't1'] }).tasks, ['t3', 't1']);
+    const cleared = apply(withTasks, { id: 'o', tasks: [] });
+    assert.deepEqual(cleared, { id: 'o', label: null, location: null, data: {}, seen: null });
+    assert.equal('tasks' in cleared, false);
+    const kept = apply(withTasks, { id: 'o', label: 'L', location: fix(1, '2026-01-01T00:00:00.000Z') });
+    assert.equal(kept.tasks, withTasks.tasks, 'the same array when not given');
+    assert.equal(kept.label, 'L');
+  });
+  it('the same ids keep the old array (the store then writes nothing); a new object gets them; [] on one without gives none', () => {
+    assert.equal(apply(withTasks, { id: 'o', tasks: ['t1', 't2'] }).tasks, withTasks.tasks);
+    assert.deepEqual(apply(null, { id: 'n', tasks: ['t1'] }), { id: 'n', label: null, location: null, data: {}, seen: null, tasks: ['t1'] });
+    const bare = apply(null, { id: 'n', tasks: [] });
+    assert.equal('tasks' in bare, false);
+    // An object without tasks keeps exactly its keys through writes without them.
+    assert.deepEqual(Object.keys(apply(null, { id: 'n', label: 'x', data: { a: 1 } })), ['id', 'label', 'location', 'data', 'seen']);
+  });
+  it('sameTasks: absent equals empty; order and every id count', () => {
+    assert.equal(sameTasks(undefined, undefined), true);
+    assert.equal(sameTasks(undefined, []), true);
+    assert.equal(sameTasks(['a'], ['a']), true);
+    assert.equal(sameTasks(['a', 'b'], ['b', 'a']), false);
+    assert.equal(sameTasks(['a'], ['a', 'a']), false);
+    assert.equal(sameTasks(['a'], undefined), false);
+    assert.equal(sameTasks(['a'], ['b']), false);
   });
 });

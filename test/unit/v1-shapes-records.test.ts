@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { TrackedObject } from '../../internal/domain/types.js';
 import { LocusError } from '../../internal/errors.js';
+import { objectRecord as pushRecord } from '../../internal/service/live/records.js';
 import { areaListEntry, areaRecord, objectListEntry, objectRecord } from '../../internal/transport/actions/v1-records.js';
 import { shapeFromV1, shapeFromV1Keys, shapeToV1 } from '../../internal/transport/actions/v1-shapes.js';
 
@@ -53,6 +54,22 @@ describe('v1 records', () => {
       '{"id":"car","lab":"Car","loc":{"gcs":"","lon":13.4,"lat":52.5,"acc":0,"spe":3,"hea":0,"alt":0,"alc":0,"tim":"2026-01-01T00:00:00.000Z"},"dat":{"charge":0.5,"type":"scooter"},"cst":"con"}',
     );
     assert.equal(JSON.stringify(objectRecord(bare, 'dis')), '{"id":"bare","loc":{"gcs":"","lon":0,"lat":0,"acc":0,"spe":0,"hea":0,"alt":0,"alc":0},"cst":"dis"}');
+  });
+
+  it('tds comes last, only when the object has task ids; obj rea and subscription pushes give the same record', () => {
+    const tasked: TrackedObject = { ...located, tasks: ['task-1', 'task-2'] };
+    const expected =
+      '{"id":"car","lab":"Car","loc":{"gcs":"","lon":13.4,"lat":52.5,"acc":0,"spe":3,"hea":0,"alt":0,"alc":0,"tim":"2026-01-01T00:00:00.000Z"},"dat":{"charge":0.5,"type":"scooter"},"cst":"dis","tds":["task-1","task-2"]}';
+    assert.equal(JSON.stringify(objectRecord(tasked, 'dis')), expected);
+    assert.equal(JSON.stringify(pushRecord(tasked, 'dis')), expected);
+    const bareTasked: TrackedObject = { ...bare, tasks: ['t'] };
+    assert.equal(JSON.stringify(objectRecord(bareTasked, 'dis')), JSON.stringify(pushRecord(bareTasked, 'dis')));
+    // An empty array (never stored, but possible in code) shows no tds.
+    assert.equal('tds' in objectRecord({ ...bare, tasks: [] }, 'dis'), false);
+    assert.equal('tds' in pushRecord({ ...bare, tasks: [] }, 'dis'), false);
+    for (const obj of [located, bare]) assert.equal(JSON.stringify(pushRecord(obj, 'con')), JSON.stringify(objectRecord(obj, 'con')));
+    // Never in list entries.
+    assert.deepEqual(objectListEntry(tasked, 'dis', null), { id: 'car', lab: 'Car', cst: 'dis' });
   });
 
   it('list entries carry exactly their keys', () => {

@@ -29,6 +29,7 @@ import type { IdFilter } from '../../auth/rights.js';
 import type { DataValue, FilterCondition, Shape, TrackedObject } from '../../domain/types.js';
 import type { ObjectOptions } from '../../domain/subscription-options.js';
 import { fieldValue, matchesFilter } from '../../domain/filter.js';
+import { sameTasks } from '../../domain/object.js';
 import { compileShape, shapeBounds, type PointTest } from '../../geo/contains.js';
 import { sameLocation } from '../../geofence/geofence-engine.js';
 import type { ObjectStore } from '../../store/port.js';
@@ -78,7 +79,7 @@ function sameData(a: TrackedObject['data'], b: TrackedObject['data']): boolean {
 
 /** True when a write left the object as it was (no `upd` for it). */
 export function sameObject(a: TrackedObject, b: TrackedObject): boolean {
-  return a === b || (a.label === b.label && sameLocation(a.location, b.location) && sameData(a.data, b.data));
+  return a === b || (a.label === b.label && sameLocation(a.location, b.location) && sameData(a.data, b.data) && sameTasks(a.tasks, b.tasks));
 }
 
 /** The realm-level services a subscription renders its pushes with. */

@@ -15,8 +15,10 @@ export interface RecordFormat {
 }
 
 /**
- * `{"id","lab"?,"loc":{"gcs":"","lon","lat","acc","spe","hea","alt","alc","tim"?},"dat"?,"cst"}`:
- * `loc` zero-filled (`tim` only with a fix), `lab` only when set, `dat` only when not empty.
+ * `{"id","lab"?,"loc":{"gcs":"","lon","lat","acc","spe","hea","alt","alc","tim"?},"dat"?,"cst","tds"?}`:
+ * `loc` zero-filled (`tim` only with a fix), `lab` only when set, `dat` only when not empty,
+ * `tds` (task ids) only when there are some. The same record as `obj rea`
+ * (transport/actions/v1-records.ts objectRecord).
  */
 export function objectRecord(obj: TrackedObject, status: ConnectionStatus): object {
   const l = obj.location;
@@ -39,6 +41,7 @@ export function objectRecord(obj: TrackedObject, status: ConnectionStatus): obje
   record.loc = loc;
   if (hasKeys(obj.data)) record.dat = obj.data;
   record.cst = status;
+  if (obj.tasks !== undefined && obj.tasks.length > 0) record.tds = obj.tasks;
   return record;
 }
 

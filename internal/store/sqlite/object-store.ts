@@ -79,8 +79,8 @@ export function spatialCandidateCap(limit: number): number {
 /** Statements of one SQL text are prepared once and kept (queries differ by their filter's form). */
 const STATEMENT_CACHE_SIZE = 256;
 
-/** `objects.data` is JSONB (schema.ts version 5); json() gives back the JSON text written. */
-const OBJECT_COLUMNS = 'o.rowid, o.id, o.label, o.lon, o.lat, o.loc_extra, o.loc_time, o.seen, json(o.data)';
+/** `objects.data` is JSONB (schema.ts version 5); json() gives back the JSON text written. `tasks`: JSON text or NULL (version 14). */
+const OBJECT_COLUMNS = 'o.rowid, o.id, o.label, o.lon, o.lat, o.loc_extra, o.loc_time, o.seen, json(o.data), o.tasks';
 
 /**
  * The columns a list reads: whole objects, or (with a projection) what the projection needs:
@@ -91,9 +91,10 @@ const OBJECT_COLUMNS = 'o.rowid, o.id, o.label, o.lon, o.lat, o.loc_extra, o.loc
  */
 function listColumns(fields: string[] | null | undefined): string {
   if (fields === undefined) return OBJECT_COLUMNS;
+  // No task ids either (a projection shows none): NULL in their column.
   const base = 'o.rowid, o.id, o.label, NULL, NULL, NULL, NULL, o.seen';
-  if (fields === null || fields.length === 0) return `${base}, NULL`;
-  return `${base}, json_array(${fields.map(() => 'o.data -> ?').join(', ')})`;
+  if (fields === null || fields.length === 0) return `${base}, NULL, NULL`;
+  return `${base}, json_array(${fields.map(() => 'o.data -> ?').join(', ')}), NULL`;
 }
 
 /** The parameters of listColumns: the JSON path of each named field. */
@@ -248,10 +249,10 @@ export class SqliteObjectStore implements ObjectStore {
       typeof lon === 'number' && typeof lat === 'number' && this.inside(lon, lat) ? 1 : 0,
     );
     // The write path also reads the past fixes the row holds and its loc_pruned.
-    const columns = 'rowid, id, label, lon, lat, loc_extra, loc_time, seen, json(data) AS data, past, loc_pruned, ver, loc_ver, ver_last, snaps';
+    const columns = 'rowid, id, label, lon, lat, loc_extra, loc_time, seen, json(data) AS data, tasks, past, loc_pruned, ver, loc_ver, ver_last, snaps';
     this.selectOne = db.prepare(`SELECT ${columns} FROM objects WHERE realm = ? AND id = ?`);
     // A read of the object alone (GET): not its held past fixes.
-    this.selectObject = db.prepare('SELECT rowid, id, label, lon, lat, loc_extra, loc_time, seen, json(data) AS data FROM objects WHERE realm = ? AND id = ?');
+    this.selectObject = db.prepare('SELECT rowid, id, label, lon, lat, loc_extra, loc_time, seen, json(data) AS data, tasks FROM objects WHERE realm = ? AND id = ?');
     // The old rows of a whole batch in one statement (an index probe per id).
     const selectMany = db.prepare<[string, string], ObjectStateRow>(
       `SELECT ${columns} FROM objects WHERE realm = ? AND id IN (SELECT value FROM json_each(?))`,
@@ -277,6 +278,9 @@ export class SqliteObjectStore implements ObjectStore {
     const moveRow = db.prepare<[number, number, Uint8Array | null, string, string | null, Uint8Array | null, number, number]>(
       'UPDATE objects SET lon = ?, lat = ?, loc_extra = ?, loc_time = ?, seen = ?, past = ?, loc_pruned = 0, loc_ver = ?, ver_last = NULL WHERE rowid = ?',
     );
+    // Task ids (schema.ts version 14), set only by a write that changes them: the other
+    // statements leave the column as it is, so a tracker's writes bind nothing more.
+    const setTasks = db.prepare<[string | null, number]>('UPDATE objects SET tasks = ? WHERE rowid = ?');
     // The snapshot of a version some fix names, before a write changes it (schema.ts version 12).
     const saveSnapshot = db.prepare<[number, number, number, string | null, Uint8Array]>(
       'INSERT OR REPLACE INTO snapshots (orow, ver, last, label, data) VALUES (?, ?, ?, ?, ?)',
@@ -460,6 +464,7 @@ export class SqliteObjectStore implements ObjectStore {
           }
           inserted++;
           rowid = Number(result.lastInsertRowid);
+          if (next.tasks !== undefined) setTasks.run(JSON.stringify(next.tasks), rowid);
           if (location !== null) moves.push([rowid, location.longitude, location.latitude]);
           if (textForNew) toIndex.push([rowid, key, folded.id, next.label, next.data]);
           else if (lastNew < firstNew) firstNew = lastNew = rowid;
@@ -473,6 +478,8 @@ export class SqliteObjectStore implements ObjectStore {
           } else {
             update.run(...values, sameData ? null : encodeData(next.data), pastBytes(nextPast), location === previous ? 1 : 0, ver, locVer, verLast, snaps, rowid);
           }
+          // applyPatch keeps the old array when the task ids stay the same.
+          if (next.tasks !== old.tasks) setTasks.run(next.tasks === undefined ? null : JSON.stringify(next.tasks), rowid);
           if (location !== old.location) moves.push([rowid, location?.longitude ?? null, location?.latitude ?? null]);
           if (!sameSearchText(old, next)) toIndex.push([rowid, key, folded.id, next.label, next.data]);
         }

@@ -19,6 +19,8 @@ export interface ObjectRow {
   seen: string | null;
   /** JSON text: the column holds JSONB (schema.ts version 5), read as `json(data)`. */
   data: string;
+  /** Task ids as a JSON array (schema.ts version 14); NULL when none. */
+  tasks: string | null;
 }
 
 /**
@@ -46,7 +48,7 @@ export interface ObjectStateRow extends ObjectRow {
  * of runs: promoted per scavenge 0.42–0.81 MB instead of 0.98–1.12, scavenge pause mean
  * 3.08–3.75 ms instead of 3.54–4.94.)
  */
-export type HeldRow = Omit<ObjectStateRow, 'lon' | 'lat' | 'loc_extra' | 'loc_time' | 'data' | 'past'> & {
+export type HeldRow = Omit<ObjectStateRow, 'lon' | 'lat' | 'loc_extra' | 'loc_time' | 'data' | 'tasks' | 'past'> & {
   /** The past fixes as held between writes (history-rows.ts HeldPast). */
   past: HeldPast | null;
 };
@@ -66,11 +68,12 @@ export type ObjectTuple = [
   locTime: string | null,
   seen: string | null,
   data: string,
+  tasks: string | null,
   ...more: unknown[],
 ];
 
 /** The number of columns of an ObjectTuple before any a query adds. */
-export const OBJECT_TUPLE_COLUMNS = 9;
+export const OBJECT_TUPLE_COLUMNS = 10;
 
 export interface AreaRow {
   id: string;
@@ -114,7 +117,7 @@ export interface TokenRow {
  * process).
  */
 export function objectFromRow(row: ObjectRow): TrackedObject {
-  return {
+  const obj: TrackedObject = {
     id: row.id,
     label: row.label,
     location:
@@ -124,6 +127,9 @@ export function objectFromRow(row: ObjectRow): TrackedObject {
     data: JSON.parse(row.data) as Data,
     seen: row.seen,
   };
+  // Only an object with task ids has the key (domain/types.ts TrackedObject).
+  if (row.tasks !== null) obj.tasks = JSON.parse(row.tasks) as string[];
+  return obj;
 }
 
 /** An object from a row read as an array: for lists and searches (see objectFromRow). */
@@ -131,13 +137,16 @@ export function objectFromTuple(row: ObjectTuple): TrackedObject {
   const lon = row[3];
   const lat = row[4];
   const time = row[6];
-  return {
+  const tasks = row[9];
+  const obj: TrackedObject = {
     id: row[1],
     label: row[2],
     location: time === null || lon === null || lat === null ? null : completeLocation({ longitude: lon + 0, latitude: lat + 0 }, row[5], time),
     data: JSON.parse(row[8]) as Data,
     seen: row[7],
   };
+  if (tasks !== null) obj.tasks = JSON.parse(tasks) as string[];
+  return obj;
 }
 
 export function areaFromRow(row: AreaRow): Area {

@@ -108,6 +108,13 @@
  * no snapshot at all; one whose data changes with every fix, one per fix. Fixes stored
  * before version 12 read as version 0: the object's label and data as they were when this
  * migration ran, until the first change copies them.
+ *
+ * Version 14 adds `objects.tasks`: an object's Hivekit task ids (v1 `tds`,
+ * hivekit-compat.md 4.2) as a JSON array of strings, NULL when it has none (never `[]`).
+ * A tracker's row carries only the NULL's header byte, and its writes never touch the
+ * column: only a write that changes the task ids sets it (object-store.ts). History
+ * snapshots do not keep task ids. The migration only adds the column (instant: SQLite
+ * rewrites no row for ADD COLUMN); existing objects read as having no task ids.
  */
 import type { Database } from 'better-sqlite3';
 import type { Location } from '../../domain/types.js';
@@ -354,6 +361,8 @@ const MIGRATIONS: readonly Migration[] = [
   CREATE UNIQUE INDEX realms_by_tenant ON realms (tenant, name);
   `,
   historySnapshots,
+  // Version 14: an object's task ids (self-contained: it names no other migration).
+  'ALTER TABLE objects ADD COLUMN tasks TEXT;',
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -27,6 +27,7 @@ export interface V1ObjectRecord {
   loc: V1Location;
   dat?: Data;
   cst: ConnectionStatus;
+  tds?: string[];
 }
 
 export interface V1ObjectListEntry {
@@ -70,14 +71,18 @@ const isEmpty = (data: Data): boolean => {
   return true;
 };
 
-/** An object as `obj rea` and subscription pushes show it; `cst` from the presence lookup. */
+/**
+ * An object as `obj rea` shows it; `cst` from the presence lookup. Subscription pushes use
+ * service/live/records.ts objectRecord, which must give the same record.
+ */
 export function objectRecord(obj: TrackedObject, cst: ConnectionStatus): V1ObjectRecord {
-  // Key order as in compat 4.2: id, lab, loc, dat, cst.
+  // Key order as in compat 4.2: id, lab, loc, dat, cst, tds (task ids only when there are some).
   const record: Partial<V1ObjectRecord> = { id: obj.id };
   if (obj.label !== null) record.lab = obj.label;
   record.loc = locationRecord(obj.location);
   if (!isEmpty(obj.data)) record.dat = obj.data;
   record.cst = cst;
+  if (obj.tasks !== undefined && obj.tasks.length > 0) record.tds = obj.tasks;
   return record as V1ObjectRecord;
 }
 

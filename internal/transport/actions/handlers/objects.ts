@@ -17,13 +17,13 @@ import { parseAttributeConditions } from '../../../domain/attribute-conditions.j
 import { parseCursor, parseFields, parseFilterParam, parseLimit, parseShapeValue } from '../../../domain/list-query.js';
 import type { Realm } from '../../../domain/types.js';
 import { LocusError, unknownObject } from '../../../errors.js';
-import type { UpsertEntry } from '../../../service/objects.js';
+import type { UpsertEntry, UpsertOptions } from '../../../service/objects.js';
 import type { ObjectListQuery } from '../../../store/port.js';
 import type { V1Answer, V1Batch, V1Caller, V1Handler, V1HandlerTable, V1Message } from '../v1-handler.js';
 import { objectListEntry, objectRecord, type V1ObjectListEntry } from '../v1-records.js';
 import { shapeFromV1Keys } from '../v1-shapes.js';
 import type { HandlerDeps } from './deps.js';
-import { idOf, objectWriteBody, optionsOf, v1Wording } from './v1-input.js';
+import { idOf, objectWriteBody, optionsOf, tasksOf, v1Wording } from './v1-input.js';
 
 const done = {};
 
@@ -41,8 +41,11 @@ export function objectsHandlers(deps: HandlerDeps): V1HandlerTable {
   const write = (message: V1Message, realm: Realm | null, mustExist: boolean, caller: V1Caller): Promise<void> => {
     let written: Promise<unknown>;
     try {
-      checkAllowedOn(caller.principal, (realm as Realm).name, 'U', idOf(message));
-      written = objects.upsert(realm as Realm, idOf(message), objectWriteBody(message), mustExist ? { mustExist } : undefined);
+      const id = idOf(message);
+      checkAllowedOn(caller.principal, (realm as Realm).name, 'U', id);
+      const tasks = tasksOf(message);
+      const options: UpsertOptions | undefined = mustExist || tasks !== undefined ? { mustExist, tasks } : undefined;
+      written = objects.upsert(realm as Realm, id, objectWriteBody(message), options);
     } catch (err) {
       return Promise.reject(v1Wording(err));
     }
@@ -67,7 +70,10 @@ export function objectsHandlers(deps: HandlerDeps): V1HandlerTable {
         try {
           const id = idOf(message);
           if (writable !== null && !writable(id)) return idForbidden('U', id);
-          entries.push({ id: idOf(message), body: objectWriteBody(message), mustExist: message.act === 'upd' });
+          const entry: UpsertEntry = { id, body: objectWriteBody(message), mustExist: message.act === 'upd' };
+          const tasks = tasksOf(message);
+          if (tasks !== undefined) entry.tasks = tasks;
+          entries.push(entry);
           return entries.length - 1;
         } catch (err) {
           return v1Wording(err);

@@ -4,6 +4,7 @@
  * validates (domain/object-input.ts), so that v1 and REST share every value rule.
  */
 import { describe, isJsonObject, parseIdAt } from '../../../domain/ids.js';
+import { parseTasks } from '../../../domain/object-input.js';
 import { invalid, LocusError, toLocusError } from '../../../errors.js';
 import type { V1Message } from '../v1-handler.js';
 
@@ -56,8 +57,8 @@ function locationBody(loc: unknown): unknown {
 
 /**
  * The body of an object write (`cre`, `upd`, `set`): `lab` → label (replaces; null clears),
- * `loc` → location (replaces), `dat` → data (merged; null removes a key). `tds` and other
- * keys are ignored.
+ * `loc` → location (replaces), `dat` → data (merged; null removes a key). Other keys are
+ * ignored; `tds` is read by tasksOf.
  */
 export function objectWriteBody(message: V1Message): Record<string, unknown> {
   const { lab, loc, dat } = message.raw;
@@ -66,6 +67,16 @@ export function objectWriteBody(message: V1Message): Record<string, unknown> {
   if (loc !== undefined) body.location = locationBody(loc);
   if (dat !== undefined) body.data = dat;
   return body;
+}
+
+/**
+ * An object write's `tds` (compat 4.2): the task ids that replace the object's ([] clears
+ * them), validated (domain parseTasks: ids, at most 1,000); undefined when not given.
+ * null counts as not given (the client sends no `tds` it was not given).
+ */
+export function tasksOf(message: V1Message): string[] | undefined {
+  const tds = message.raw.tds;
+  return tds === undefined || tds === null ? undefined : parseTasks(tds, 'tds');
 }
 
 /** A domain message about a write body, with the v1 key names (`loc.lon`, `lab`, `dat`). */
