@@ -91,6 +91,19 @@ describe('every action counts against the rate limit', () => {
     });
   }
 
+  it('a run of object writes (one batch to the store) counts each message: the sixth and seventh are rate_limited alone', async () => {
+    const token = (await h.server.realms.createToken('default', 'rated', { scope: 'write' })).token;
+    const writes = Array.from({ length: 7 }, (_v, i) => ({ typ: 'obj', act: 'cre', cid: `w${i}`, id: `run-${i}`, rea: 'rated', loc: { lon: 5, lat: 45 } }));
+    const reply = (await postV1(h.url, token, writes)).json as Json[];
+    assert.deepEqual(
+      reply.map((r): string => `${String(r.cid)}:${r.res === 'suc' ? 'suc' : String(r.erc)}`),
+      ['w0:suc', 'w1:suc', 'w2:suc', 'w3:suc', 'w4:suc', 'w5:429', 'w6:429'],
+    );
+    const read = await h.server.realms.createToken('default', 'rated', { scope: 'read' });
+    const listed = (await postV1(h.url, read.token, [{ typ: 'obj', act: 'lis', cid: 'l', rea: 'rated' }])).json as Json[];
+    assert.deepEqual(Object.keys(listed[0]?.dat as Record<string, unknown>).sort(), ['run-0', 'run-1', 'run-2', 'run-3', 'run-4']);
+  });
+
   it('over WebSocket and TCP too, pins included', async () => {
     for (const transport of transports) {
       const token = (await h.server.realms.createToken('default', 'rated', { scope: 'read' })).token;

@@ -47,9 +47,17 @@ export interface Started {
   replies: Promise<V1Reply[]>;
 }
 
-/** A message under way: its reply to come (in an object: an async function would wait for it). */
-interface Begun {
-  reply: Promise<V1Reply | null>;
+/**
+ * A message under way: its reply to come; or a run of messages (runBatch): their replies to
+ * come, in order, as one promise. In an object: an async function would wait for it.
+ */
+type Begun = { reply: Promise<V1Reply | null> } | { replies: Promise<(V1Reply | null)[]> };
+
+/** A message of a run (Dispatcher.runOf). */
+interface RunMessage {
+  message: V1Message;
+  echo: Echo;
+  handler: V1Handler;
 }
 
 /**
@@ -85,7 +93,13 @@ export class Dispatcher {
       ),
       replies: begun.then(async (all) => {
         const replies: V1Reply[] = [];
-        for (const reply of await Promise.all(all.map((message) => message.reply))) if (reply !== null) replies.push(reply);
+        for (const settled of await Promise.all(all.map((message) => ('reply' in message ? message.reply : message.replies)))) {
+          if (Array.isArray(settled)) {
+            for (const reply of settled) if (reply !== null) replies.push(reply);
+          } else if (settled !== null) {
+            replies.push(settled);
+          }
+        }
         return replies;
       }),
     };
@@ -123,10 +137,8 @@ export class Dispatcher {
         const run = this.runOf(items, at, handler, sliceMaxWrites - sliceWrites);
         if (run.length > 1) {
           const replies = await this.runBatch(run, handler, caller);
-          for (const message of replies) {
-            begun.push(message);
-            unsettled.push(message.reply);
-          }
+          begun.push(replies);
+          unsettled.push(replies.replies);
           sliceWrites += run.length;
           at += run.length - 1;
           continue;
@@ -151,22 +163,22 @@ export class Dispatcher {
 
   /**
    * The messages from `at` on that may run with it as one batch: parsed, of handlers of the
-   * same batch group, naming the same realm (the same value of the realm key), each with a
-   * string `id` not seen before in the run; at most `max`.
+   * same batch group and right, naming the same realm (the same value of the realm key), each
+   * with a string `id` not seen before in the run; at most `max`.
    */
-  private runOf(items: readonly ParsedItem[], at: number, first: V1Handler, max: number): { message: V1Message; echo: Echo; handler: V1Handler }[] {
+  private runOf(items: readonly ParsedItem[], at: number, first: V1Handler, max: number): RunMessage[] {
     const group = first.batch?.group;
     const start = items[at];
     if (group === undefined || start === undefined || !start.ok) return [];
     const key = first.realm;
     const realmValue = start.message.raw[key];
-    const run: { message: V1Message; echo: Echo; handler: V1Handler }[] = [];
+    const run: RunMessage[] = [];
     const ids = new Set<string>();
     for (let k = at; k < items.length && run.length < Math.max(1, max); k++) {
       const item = items[k] as ParsedItem;
       if (!item.ok) break;
       const handler = lookup(this.deps.handlers, item.message.typ, item.message.act);
-      if (handler?.batch?.group !== group || handler.realm !== key || item.message.raw[key] !== realmValue) break;
+      if (handler?.batch?.group !== group || handler.realm !== key || handler.need !== first.need || item.message.raw[key] !== realmValue) break;
       const id = item.message.raw.id;
       if (typeof id !== 'string' || ids.has(id)) break;
       ids.add(id);
@@ -175,42 +187,56 @@ export class Dispatcher {
     return run;
   }
 
-  /** Enters the realm for each message of a run (each counted), then runs those admitted as one batch. */
-  private async runBatch(run: readonly { message: V1Message; echo: Echo; handler: V1Handler }[], first: V1Handler, caller: V1Caller): Promise<Begun[]> {
-    const begun: Begun[] = [];
-    const admitted: { message: V1Message; echo: Echo; at: number }[] = [];
-    let realm: Realm | null = null;
-    for (const { message, echo, handler } of run) {
-      try {
-        const entered = await this.realmOf(message, handler, caller);
-        realm ??= entered;
-        admitted.push({ message, echo, at: begun.length });
-        begun.push({ reply: Promise.resolve(null) });
-      } catch (err) {
-        begun.push({ reply: Promise.resolve(this.failed(message, echo, err)) });
-      }
+  /**
+   * Enters the realm for the messages of a run (the realm looked up once, each message
+   * counted: Access.enterRealmEach), then runs those admitted as one batch. Every message
+   * gets its own reply, in order; one that fails fails alone.
+   */
+  private async runBatch(run: readonly RunMessage[], first: V1Handler, caller: V1Caller): Promise<{ replies: Promise<(V1Reply | null)[]> }> {
+    const out: (V1Reply | null)[] = new Array<V1Reply | null>(run.length).fill(null);
+    let realm: Realm | null;
+    let errors: (LocusError | null)[];
+    try {
+      // Every message of a run names the same realm (runOf).
+      ({ realm, errors } = await this.deps.access.enterRealmEach(caller.principal, this.realmNameOf((run[0] as RunMessage).message, first, caller), first.need, run.length));
+    } catch (err) {
+      run.forEach(({ message, echo }, k) => (out[k] = this.failed(message, echo, err)));
+      return { replies: Promise.resolve(out) };
     }
-    if (realm === null || admitted.length === 0) return begun;
-    let answers: Promise<V1Answer>[];
+    const admitted: number[] = [];
+    run.forEach(({ message, echo }, k) => {
+      const error = errors[k];
+      if (error === null || error === undefined) admitted.push(k);
+      else out[k] = this.failed(message, echo, error);
+    });
+    if (realm === null || admitted.length === 0) return { replies: Promise.resolve(out) };
+    const settle = (results: readonly (V1Answer | Error)[] | null, failure: unknown): (V1Reply | null)[] => {
+      admitted.forEach((k, j) => {
+        const { message, echo } = run[k] as RunMessage;
+        const answer = results === null ? undefined : results[j];
+        if (results === null) out[k] = this.failed(message, echo, failure);
+        else if (answer === undefined) out[k] = this.failed(message, echo, new Error('a batch gave no answer for a message'));
+        else if (answer instanceof Error) out[k] = this.failed(message, echo, answer);
+        else out[k] = this.succeeded(message, echo, answer, caller);
+      });
+      return out;
+    };
+    let answers: Promise<(V1Answer | Error)[]>;
     try {
       answers = (first.batch as V1Batch).run(
-        admitted.map((entry) => entry.message),
+        admitted.map((k) => (run[k] as RunMessage).message),
         realm,
         caller,
       );
     } catch (err) {
-      answers = admitted.map(() => Promise.reject(err as Error));
+      return { replies: Promise.resolve(settle(null, err)) };
     }
-    admitted.forEach(({ message, echo, at }, k) => {
-      const answer = answers[k] ?? Promise.reject(new Error('a batch gave no answer for a message'));
-      begun[at] = {
-        reply: answer.then(
-          (done) => this.succeeded(message, echo, done, caller),
-          (err: unknown) => this.failed(message, echo, err),
-        ),
-      };
-    });
-    return begun;
+    return {
+      replies: answers.then(
+        (results) => settle(results, null),
+        (err: unknown) => settle(null, err),
+      ),
+    };
   }
 
   /** Takes one message from the caller's rate budget; the error when there is none left. */
@@ -229,22 +255,23 @@ export class Dispatcher {
       await this.deps.access.countAction(caller.principal);
       return null;
     }
+    return enterRealm(this.deps.access, caller.principal, this.realmNameOf(message, handler, caller), handler);
+  }
+
+  /** The name of the realm a message names (its handler's realm key, else the principal's realm); throws when there is none. */
+  private realmNameOf(message: V1Message, handler: V1Handler, caller: V1Caller): string {
     const key = handler.realm;
     const given = message.raw[key];
-    let name: string;
     if (given === undefined || given === null) {
       if (caller.principal.realm === null) throw invalid(`${key} is required: the id of the realm`);
-      name = caller.principal.realm;
-    } else if (typeof given !== 'string') {
-      throw invalid(`${key} must be a realm id (a string)`);
-    } else {
-      name = given;
+      return caller.principal.realm;
     }
-    return enterRealm(this.deps.access, caller.principal, name, handler);
+    if (typeof given !== 'string') throw invalid(`${key} must be a realm id (a string)`);
+    return given;
   }
 
   /** Resolves once the message has begun (its realm entered, its handler called). */
-  private async run(message: V1Message, echo: Echo, handler: V1Handler | undefined, caller: V1Caller): Promise<Begun> {
+  private async run(message: V1Message, echo: Echo, handler: V1Handler | undefined, caller: V1Caller): Promise<{ reply: Promise<V1Reply | null> }> {
     try {
       if (handler === undefined) {
         // An unknown action costs its caller as much as a known one.

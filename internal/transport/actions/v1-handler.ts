@@ -85,9 +85,10 @@ export interface V1Handler {
   /**
    * Optional, for `ordered` writes: runs several messages at once. The dispatcher hands it
    * a run of consecutive messages of one frame whose handlers share `group`, that name the
-   * same realm and distinct string `id`s (each message's realm entered and counted on its
-   * own, as always); it answers each as `run` would, in order, and must hand its work to the
-   * store before its first await. What it saves is per-message overhead, never semantics.
+   * same realm and distinct string `id`s (each message counted on its own, as always; the
+   * realm looked up once); it answers each as `run` would, in order, and must hand its work
+   * to the store before its first await. What it saves is per-message overhead, never
+   * semantics.
    */
   batch?: V1Batch;
   /** `realm` is null exactly when `this.realm` is `none`. */
@@ -97,7 +98,11 @@ export interface V1Handler {
 export interface V1Batch {
   /** Handlers whose messages may share a run. */
   group: string;
-  run(messages: readonly V1Message[], realm: Realm, caller: V1Caller): Promise<V1Answer>[];
+  /**
+   * For each message, in order: its answer, or the error it fails with (alone). One promise
+   * for the run, not one per message; a rejection fails every message of the run with it.
+   */
+  run(messages: readonly V1Message[], realm: Realm, caller: V1Caller): Promise<(V1Answer | Error)[]>;
 }
 
 /** `typ` → `act` → handler. Each handlers/*.ts module exports one fragment; handlers/index.ts joins them. */

@@ -80,20 +80,20 @@ export function objectsHandlers(deps: HandlerDeps): V1HandlerTable {
         }
       });
       const written = entries.length === 0 ? Promise.resolve([]) : objects.upsertEach(realm, entries);
-      return messages.map((message, k) => {
-        const slot = slots[k] as number | Error;
-        if (slot instanceof Error) return Promise.reject(slot);
-        return written.then(
-          (results) => {
+      return written.then(
+        (results) =>
+          messages.map((message, k) => {
+            const slot = slots[k] as number | Error;
+            if (slot instanceof Error) return slot;
             const result = results[slot];
-            if (result instanceof LocusError) throw v1Wording(result);
-            return answerOf(message);
-          },
-          (err: unknown) => {
-            throw v1Wording(err);
-          },
-        );
-      });
+            return result instanceof LocusError ? v1Wording(result) : answerOf(message);
+          }),
+        (err: unknown) => {
+          // The store failed as a whole: the messages refused before it keep their own error.
+          const error = v1Wording(err);
+          return slots.map((slot) => (slot instanceof Error ? slot : error));
+        },
+      );
     },
   };
 
