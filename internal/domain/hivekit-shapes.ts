@@ -9,11 +9,9 @@
  * | `pol` | `{points: [{x, y}, …]}` (or `[[x, y], …]`) | `{points: [[x, y], …]}` |
  *
  * After translation the locus rules of domain/shape.ts apply unchanged (ranges, zero area,
- * self-intersection). Pure.
- *
- * NOTE for the merge: the "core" helper writes the v1 shape translation of areas
- * (internal/transport/actions/v1-shapes.ts); this module was written for subscriptions in
- * parallel. Keep one of the two.
+ * self-intersection). Pure. The encoding back (toV1Shape) is the one every v1 record uses;
+ * parseV1Shape reads subscription scopes (areas and `obj lis` read theirs with
+ * transport/actions/v1-shapes.ts, whose messages name the v1 keys of each bad value).
  */
 import { invalid, type LocusError } from '../errors.js';
 import { describe, isJsonObject, keyPath, quote } from './ids.js';
@@ -24,9 +22,15 @@ import type { Shape } from './types.js';
 export type V1ShapeType = 'rec' | 'cir' | 'pol';
 export const v1ShapeTypes: readonly V1ShapeType[] = ['rec', 'cir', 'pol'];
 
+/** The `sha` of each kind, as the wire shows it. */
+export type V1ShapeData =
+  | { x1: number; y1: number; x2: number; y2: number }
+  | { cx: number; cy: number; r: number }
+  | { points: { x: number; y: number }[] };
+
 export interface V1Shape {
   sty: V1ShapeType;
-  sha: Record<string, unknown>;
+  sha: V1ShapeData;
 }
 
 const fail = (message: string): LocusError => invalid(message, 'invalid_shape');

@@ -1,64 +1,85 @@
 /**
- * The records that Hivekit subscription pushes carry (hivekit-compat.md 4.2, 4.3, 5.3).
- *
- * NOTE for the merge: the "core" helper writes `objectRecord` (and the area record) in
- * internal/transport/actions/v1-records.ts for `obj rea`/`are rea`; these local ones follow
- * the same shape and can be replaced by those (the engine takes them as a RecordFormat).
+ * The records of the v1 wire (hivekit-compat.md 4.2, 4.3, 5.3): objects and areas with
+ * Hivekit's short keys, as `obj rea`/`are rea` answer them and subscription pushes carry them.
+ * The one builder of both (transport/actions/v1-records.ts re-exports it and adds list entries).
  */
-import { toV1Shape } from '../../domain/hivekit-shapes.js';
-import type { Area, ConnectionStatus, RealmData, TrackedObject } from '../../domain/types.js';
+import { toV1Shape, type V1ShapeData, type V1ShapeType } from '../../domain/hivekit-shapes.js';
+import type { Area, ConnectionStatus, Data, Location, RealmData, TrackedObject } from '../../domain/types.js';
 
-/** How pushed entities are written; the engine takes one so the v1 views can be swapped in. */
+/** How pushed entities are written; the engine takes one so that tests can swap in their own. */
 export interface RecordFormat {
   object(obj: TrackedObject, status: ConnectionStatus): object;
   area(area: Area): object;
 }
 
+/** A location as the v1 wire shows it: every key present, zero-filled; `tim` only with a fix. */
+export interface V1Location {
+  gcs: string;
+  lon: number;
+  lat: number;
+  acc: number;
+  spe: number;
+  hea: number;
+  alt: number;
+  alc: number;
+  tim?: string;
+}
+
+export interface V1ObjectRecord {
+  id: string;
+  lab?: string;
+  loc: V1Location;
+  dat?: Data;
+  cst: ConnectionStatus;
+  tds?: string[];
+}
+
+export interface V1AreaRecord {
+  id: string;
+  lab?: string;
+  sty: V1ShapeType;
+  sha: V1ShapeData;
+  dat: Data;
+}
+
+export function locationRecord(location: Location | null): V1Location {
+  if (location === null) return { gcs: '', lon: 0, lat: 0, acc: 0, spe: 0, hea: 0, alt: 0, alc: 0 };
+  return {
+    gcs: '',
+    lon: location.longitude,
+    lat: location.latitude,
+    acc: location.accuracy ?? 0,
+    spe: location.speed ?? 0,
+    hea: location.heading ?? 0,
+    alt: location.altitude ?? 0,
+    alc: location.altitudeAccuracy ?? 0,
+    tim: location.time,
+  };
+}
+
+const isEmpty = (data: Data): boolean => {
+  for (const _key in data) return false;
+  return true;
+};
+
 /**
- * `{"id","lab"?,"loc":{"gcs":"","lon","lat","acc","spe","hea","alt","alc","tim"?},"dat"?,"cst","tds"?}`:
- * `loc` zero-filled (`tim` only with a fix), `lab` only when set, `dat` only when not empty,
- * `tds` (task ids) only when there are some. The same record as `obj rea`
- * (transport/actions/v1-records.ts objectRecord).
+ * `{"id","lab"?,"loc","dat"?,"cst","tds"?}` in the key order of compat 4.2: `loc` zero-filled,
+ * `lab` only when set, `dat` only when not empty, `tds` (task ids) only when there are some.
  */
-export function objectRecord(obj: TrackedObject, status: ConnectionStatus): object {
-  const l = obj.location;
-  const loc =
-    l === null
-      ? { gcs: '', lon: 0, lat: 0, acc: 0, spe: 0, hea: 0, alt: 0, alc: 0 }
-      : {
-          gcs: '',
-          lon: l.longitude,
-          lat: l.latitude,
-          acc: l.accuracy ?? 0,
-          spe: l.speed ?? 0,
-          hea: l.heading ?? 0,
-          alt: l.altitude ?? 0,
-          alc: l.altitudeAccuracy ?? 0,
-          tim: l.time,
-        };
-  const record: Record<string, unknown> = { id: obj.id };
+export function objectRecord(obj: TrackedObject, cst: ConnectionStatus): V1ObjectRecord {
+  const record: Partial<V1ObjectRecord> = { id: obj.id };
   if (obj.label !== null) record.lab = obj.label;
-  record.loc = loc;
-  if (hasKeys(obj.data)) record.dat = obj.data;
-  record.cst = status;
+  record.loc = locationRecord(obj.location);
+  if (!isEmpty(obj.data)) record.dat = obj.data;
+  record.cst = cst;
   if (obj.tasks !== undefined && obj.tasks.length > 0) record.tds = obj.tasks;
-  return record;
+  return record as V1ObjectRecord;
 }
 
-function hasKeys(data: object): boolean {
-  for (const key in data) if (Object.hasOwn(data, key)) return true;
-  return false;
-}
-
-/** `{"id","lab","sty","sha","dat"}` as `are rea` returns it (`lab` only when set). */
-export function areaRecord(area: Area): object {
+/** `{"id","lab"?,"sty","sha","dat"}` as `are rea` returns it: the shape in the v1 form it was sent in. */
+export function areaRecord(area: Area): V1AreaRecord {
   const { sty, sha } = toV1Shape(area.shape);
-  const record: Record<string, unknown> = { id: area.id };
-  if (area.label !== null) record.lab = area.label;
-  record.sty = sty;
-  record.sha = sha;
-  record.dat = area.data;
-  return record;
+  return area.label === null ? { id: area.id, sty, sha, dat: area.data } : { id: area.id, lab: area.label, sty, sha, dat: area.data };
 }
 
 /** The realm-data push payload `{"id","lab"?,"dat"}` (`id`: the name the tenant knows). */

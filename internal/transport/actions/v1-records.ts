@@ -5,30 +5,13 @@
  * their keys (the client compares them with deep equality), so an unset label is `""` there;
  * records leave `lab` out when unset.
  */
-import type { Area, ConnectionStatus, Data, Location, ShapeType, TrackedObject } from '../../domain/types.js';
-import { shapeToV1, type V1Shape, type V1ShapeType } from './v1-shapes.js';
+import { areaRecord, locationRecord, objectRecord } from '../../service/live/records.js';
+import type { ConnectionStatus, Data, ShapeType, TrackedObject } from '../../domain/types.js';
+import type { V1ShapeType } from './v1-shapes.js';
 
-/** A location as the v1 wire shows it: every key present, zero-filled; `tim` only with a fix. */
-export interface V1Location {
-  gcs: string;
-  lon: number;
-  lat: number;
-  acc: number;
-  spe: number;
-  hea: number;
-  alt: number;
-  alc: number;
-  tim?: string;
-}
-
-export interface V1ObjectRecord {
-  id: string;
-  lab?: string;
-  loc: V1Location;
-  dat?: Data;
-  cst: ConnectionStatus;
-  tds?: string[];
-}
+// One builder for reads and pushes: service/live/records.ts.
+export { areaRecord, locationRecord, objectRecord };
+export type { V1AreaRecord, V1Location, V1ObjectRecord } from '../../service/live/records.js';
 
 export interface V1ObjectListEntry {
   id: string;
@@ -37,53 +20,10 @@ export interface V1ObjectListEntry {
   dat?: Data;
 }
 
-export interface V1AreaRecord {
-  id: string;
-  lab?: string;
-  sty: V1ShapeType;
-  sha: V1Shape;
-  dat: Data;
-}
-
 export interface V1AreaListEntry {
   id: string;
   lab: string;
   sty: V1ShapeType;
-}
-
-export function locationRecord(location: Location | null): V1Location {
-  if (location === null) return { gcs: '', lon: 0, lat: 0, acc: 0, spe: 0, hea: 0, alt: 0, alc: 0 };
-  return {
-    gcs: '',
-    lon: location.longitude,
-    lat: location.latitude,
-    acc: location.accuracy ?? 0,
-    spe: location.speed ?? 0,
-    hea: location.heading ?? 0,
-    alt: location.altitude ?? 0,
-    alc: location.altitudeAccuracy ?? 0,
-    tim: location.time,
-  };
-}
-
-const isEmpty = (data: Data): boolean => {
-  for (const _key in data) return false;
-  return true;
-};
-
-/**
- * An object as `obj rea` shows it; `cst` from the presence lookup. Subscription pushes use
- * service/live/records.ts objectRecord, which must give the same record.
- */
-export function objectRecord(obj: TrackedObject, cst: ConnectionStatus): V1ObjectRecord {
-  // Key order as in compat 4.2: id, lab, loc, dat, cst, tds (task ids only when there are some).
-  const record: Partial<V1ObjectRecord> = { id: obj.id };
-  if (obj.label !== null) record.lab = obj.label;
-  record.loc = locationRecord(obj.location);
-  if (!isEmpty(obj.data)) record.dat = obj.data;
-  record.cst = cst;
-  if (obj.tasks !== undefined && obj.tasks.length > 0) record.tds = obj.tasks;
-  return record as V1ObjectRecord;
 }
 
 /** Only the named data properties the object has. */
@@ -102,12 +42,6 @@ export function objectListEntry(obj: TrackedObject, cst: ConnectionStatus, field
   const entry: V1ObjectListEntry = { id: obj.id, lab: obj.label ?? '', cst };
   if (fields !== null) entry.dat = pick(obj.data, fields);
   return entry;
-}
-
-/** An area as `are rea` shows it: the shape in the v1 form it was sent in. */
-export function areaRecord(area: Area): V1AreaRecord {
-  const { sty, sha } = shapeToV1(area.shape);
-  return area.label === null ? { id: area.id, sty, sha, dat: area.data } : { id: area.id, lab: area.label, sty, sha, dat: area.data };
 }
 
 const STY: Readonly<Record<ShapeType, V1ShapeType>> = { rectangle: 'rec', circle: 'cir', polygon: 'pol' };

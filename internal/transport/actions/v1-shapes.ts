@@ -13,17 +13,14 @@
  * two consecutive points repeat: the domain drops such repeats, and a closing point equal to
  * the first, which add no edge). Used by `are` actions, `obj lis` and the subscriptions' scopes.
  */
+import { toV1Shape, type V1ShapeData, type V1ShapeType } from '../../domain/hivekit-shapes.js';
 import { describe, isJsonObject, quote } from '../../domain/ids.js';
 import { parseShapeAt } from '../../domain/shape.js';
 import type { Shape } from '../../domain/types.js';
 import { invalid, LocusError } from '../../errors.js';
 
-export type V1ShapeType = 'rec' | 'cir' | 'pol';
-
-export type V1Shape =
-  | { x1: number; y1: number; x2: number; y2: number }
-  | { cx: number; cy: number; r: number }
-  | { points: { x: number; y: number }[] };
+export type { V1ShapeType };
+export type V1Shape = V1ShapeData;
 
 const fail = (message: string): LocusError => invalid(message, 'invalid_shape');
 
@@ -132,15 +129,5 @@ export function shapeFromV1Keys(sha: unknown, maxVertices: number, where = 'dat.
   return toDomain(kind, sha, maxVertices, where);
 }
 
-export function v1ShapeType(shape: Shape): V1ShapeType {
-  if ('points' in shape) return 'pol';
-  if ('r' in shape) return 'cir';
-  return 'rec';
-}
-
-/** The v1 form of a domain shape: `sty` and `sha`. */
-export function shapeToV1(shape: Shape): { sty: V1ShapeType; sha: V1Shape } {
-  if ('points' in shape) return { sty: 'pol', sha: { points: shape.points.map(([x, y]) => ({ x, y })) } };
-  if ('r' in shape) return { sty: 'cir', sha: { cx: shape.cx, cy: shape.cy, r: shape.r } };
-  return { sty: 'rec', sha: { x1: shape.w, y1: shape.s, x2: shape.e, y2: shape.n } };
-}
+/** The v1 form of a domain shape: `sty` and `sha` (domain/hivekit-shapes.ts toV1Shape). */
+export const shapeToV1 = toV1Shape;
