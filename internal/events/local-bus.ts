@@ -3,14 +3,18 @@
  * only appends to a queue; the queue is delivered on the next turn of the event loop,
  * in publish order, so a writer never waits for subscribers and its reply goes out first.
  */
-import type { BusSubscription, EventBus, LocusEvent, RealmChangedEvent, RealmMessage } from './port.js';
+import type { BusSubscription, ControlMessage, EventBus, LocusEvent, RealmChangedEvent, RealmMessage } from './port.js';
 
 /** A realm's messages, or (on a tenant's channel) a realm change. */
-type ChannelMessage = RealmMessage | { kind: 'tenant'; event: RealmChangedEvent };
+type ChannelMessage =
+  | RealmMessage
+  | { kind: 'tenant'; event: RealmChangedEvent }
+  | { kind: 'control'; message: ControlMessage };
 type Handler = (message: ChannelMessage) => void;
 
 /** Realm keys never hold control characters, so a tenant's channel cannot collide with a realm's. */
 const tenantChannel = (tenant: string): string => `\u0000tenant:${tenant}`;
+const controlChannel = '\u0000control';
 
 export class LocalEventBus implements EventBus {
   private readonly handlers = new Map<string, Set<Handler>>();
@@ -31,7 +35,7 @@ export class LocalEventBus implements EventBus {
 
   subscribe(realm: string, handler: (message: RealmMessage) => void): BusSubscription {
     return this.listen(realm, (message) => {
-      if (message.kind !== 'tenant') handler(message);
+      if (message.kind === 'events' || message.kind === 'realm_deleted') handler(message);
     });
   }
 
@@ -42,6 +46,16 @@ export class LocalEventBus implements EventBus {
   subscribeTenant(tenant: string, handler: (event: RealmChangedEvent) => void): BusSubscription {
     return this.listen(tenantChannel(tenant), (message) => {
       if (message.kind === 'tenant') handler(message.event);
+    });
+  }
+
+  publishControl(message: ControlMessage): void {
+    this.enqueue(controlChannel, { kind: 'control', message });
+  }
+
+  subscribeControl(handler: (message: ControlMessage) => void): BusSubscription {
+    return this.listen(controlChannel, (message) => {
+      if (message.kind === 'control') handler(message.message);
     });
   }
 

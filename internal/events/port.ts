@@ -109,6 +109,21 @@ export type EventKind = LocusEvent['kind'];
  */
 export type RealmMessage = { kind: 'events'; events: readonly LocusEvent[] } | { kind: 'realm_deleted' };
 
+/**
+ * A control message: a change that other processes' caches must hear of, published on
+ * `locus.ctl.<kind>`. Every process receives every control message (they are rare), its
+ * own included, and drops what the message names; the next lookup reads the store again.
+ */
+export type ControlMessage =
+  /** A realm was created, changed (settings, label, data) or deleted: drop it from realm caches. */
+  | { kind: 'realm.changed'; realm: string }
+  /** A token was revoked (or its realm deleted): drop every cached sign-in for that token hash, or (`hash` null) every cached sign-in of the realm. */
+  | { kind: 'token.revoked'; realm: string; hash: string | null }
+  /** A tenant's signing keys changed (created, rotated, revoked) or the tenant was deleted. */
+  | { kind: 'keys.changed'; tenant: string }
+  /** A realm's areas changed (created, updated, deleted): geofence indexes of the realm are rebuilt on next use. */
+  | { kind: 'areas.changed'; realm: string };
+
 export interface BusSubscription {
   unsubscribe(): void;
 }
@@ -127,6 +142,10 @@ export interface EventBus {
   publishTenant(tenant: string, event: RealmChangedEvent): void;
   /** Receives every realm change of one tenant, in publish order. */
   subscribeTenant(tenant: string, handler: (event: RealmChangedEvent) => void): BusSubscription;
+  /** Publishes a control message to every process (this one included). Never blocks the caller. */
+  publishControl(message: ControlMessage): void;
+  /** Receives every control message, from every process, in publish order per publisher. */
+  subscribeControl(handler: (message: ControlMessage) => void): BusSubscription;
   /** Delivers what is queued, then stops. */
   close(): Promise<void>;
 }

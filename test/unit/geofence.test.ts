@@ -48,6 +48,12 @@ class CapturingBus implements EventBus {
   subscribeTenant(): BusSubscription {
     return { unsubscribe: () => undefined };
   }
+  publishControl(): void {
+    // Control messages are not the geofence engine's.
+  }
+  subscribeControl(): BusSubscription {
+    return { unsubscribe: () => undefined };
+  }
   close(): Promise<void> {
     return Promise.resolve();
   }
