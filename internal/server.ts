@@ -86,7 +86,7 @@ function listen(server: Server, port: number, host: string): Promise<AddressInfo
 export async function start(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config.logLevel);
-  const store = openStore(config.store, {
+  const store = await openStore(config.store, {
     claimOwnership: true,
     onBackgroundError: (err) => logger.error({ err }, 'store background work failed; retrying'),
   });

@@ -50,7 +50,7 @@ function settingsFrom(options: ReadonlyMap<string, string>): Record<string, numb
 }
 
 /** Opens the configured store, which must exist unless --create is given. */
-function openConfiguredStore(parsed: ParsedArgs, env: NodeJS.ProcessEnv, io: CliOutput): Store {
+async function openConfiguredStore(parsed: ParsedArgs, env: NodeJS.ProcessEnv, io: CliOutput): Promise<Store> {
   const flag = parsed.options.get('store');
   parsed.options.delete('store');
   const create = parsed.switches.delete('create');
@@ -61,7 +61,7 @@ function openConfiguredStore(parsed: ParsedArgs, env: NodeJS.ProcessEnv, io: Cli
   if (file !== null && !create && !existsSync(file)) {
     throw new ConfigError(`no store at ${file}: start the server once to create it, or pass --create`);
   }
-  return openStore(config.store);
+  return await openStore(config.store);
 }
 
 /** Deletion takes the realm's whole data: a person types the realm id, a script passes --yes. */
@@ -207,7 +207,7 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv, io
     }
     // Checked before the store is opened: a mistyped command must not need (or create) one.
     if (!commandGroups.includes(positional[0] ?? '')) throw new UsageError(`unknown command "${positional.join(' ')}"`);
-    const store = openConfiguredStore(parsed, env, io);
+    const store = await openConfiguredStore(parsed, env, io);
     try {
       await runCommand(parsed, new RealmService(store, systemClock, noChangeListener), new TenantService(store, systemClock), io);
     } finally {

@@ -3,11 +3,16 @@
  * (a flag wins over its variable). An invalid value stops start-up with a message
  * naming the variable.
  */
+import { storeUrlProblem } from '../store/store-url.js';
+
 export interface Config {
   host: string;
   httpPort: number;
   tcpPort: number;
-  /** `sqlite:<path>` (embedded; `sqlite::memory:` for a throwaway store). */
+  /**
+   * `sqlite:<path>` (embedded; `sqlite::memory:` for a throwaway store), or
+   * `mongodb://…` / `mongodb+srv://…` (cluster mode; store/store-url.ts).
+   */
   store: string;
   bus: string;
   adminToken: string | null;
@@ -192,9 +197,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[] = [])
   if (!logLevels.has(config.logLevel)) {
     throw new ConfigError(`LOCUS_LOG_LEVEL must be one of ${[...logLevels].join(', ')}, got "${config.logLevel}"`);
   }
-  if (!config.store.startsWith('sqlite:') || config.store.length === 'sqlite:'.length) {
-    throw new ConfigError(`LOCUS_STORE must be sqlite:<path> (the MongoDB store comes with cluster mode), got "${config.store}"`);
-  }
+  const storeProblem = storeUrlProblem(config.store);
+  if (storeProblem !== null) throw new ConfigError(storeProblem);
   if (config.bus !== 'local') throw new ConfigError(`LOCUS_BUS must be "local" (nats comes with cluster mode), got "${config.bus}"`);
   // Node's HTTP server refuses a headers timeout longer than its request timeout.
   if (config.headersTimeoutMs > config.requestTimeoutMs) {

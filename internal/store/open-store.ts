@@ -1,24 +1,36 @@
-/** Opens the store named by LOCUS_STORE. */
+/**
+ * Opens the store named by LOCUS_STORE: an async registry keyed by the URL's scheme
+ * (store-url.ts): `sqlite:` (embedded), `mongodb://` and `mongodb+srv://` (cluster mode).
+ * The server and the admin CLI both open their store here.
+ */
 import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ConfigError, defaultStore } from '../config/config.js';
 import type { Store } from './port.js';
-import { openSqliteStore } from './sqlite/sqlite-store.js';
-import { claimStore, type StoreOwnership } from './sqlite/store-owner.js';
+import { storeSchemeOf, storeUrlProblem, type StoreScheme } from './store-url.js';
 
 export interface OpenStoreOptions {
   /** Hears of failures in the store's background work (they are retried). */
   onBackgroundError?: (err: Error) => void;
   /**
-   * Claims the store for this process until it is closed (store-owner.ts). The server
-   * does; the admin CLI, short-lived and subscribed to nothing, does not, so it can
-   * manage realms beside a running server.
+   * SQLite: claims the store for this process until it is closed (store-owner.ts). The
+   * server does; the admin CLI, short-lived and subscribed to nothing, does not, so it can
+   * manage realms beside a running server. Other adapters ignore it.
    */
   claimOwnership?: boolean;
+  /**
+   * SQLite: how the claim is made when claimOwnership is set: `exclusive` (one process, the
+   * local bus) or `shared` (several processes on one file, the NATS bus). Passed through to
+   * the SQLite opener; other adapters ignore it.
+   */
+  ownership?: 'exclusive' | 'shared';
 }
 
-/** The absolute path of the store's database file; null for the throwaway `sqlite::memory:`. */
+export type StoreOpener = (url: string, options: OpenStoreOptions) => Promise<Store>;
+
+/** The absolute path of a `sqlite:` store's database file; null for the throwaway `sqlite::memory:` and for other schemes. */
 export function storeFile(url: string): string | null {
+  if (!url.startsWith('sqlite:')) return null;
   const path = url.slice('sqlite:'.length);
   return path === ':memory:' ? null : resolve(path);
 }
@@ -62,7 +74,7 @@ class OwnedStore implements Store {
 
   constructor(
     private readonly store: Store,
-    private readonly ownership: StoreOwnership,
+    private readonly ownership: { release(): void },
   ) {
     this.realms = store.realms;
     this.tokens = store.tokens;
@@ -85,7 +97,9 @@ class OwnedStore implements Store {
   }
 }
 
-export function openStore(url: string, options: OpenStoreOptions = {}): Store {
+/** `sqlite:<path>`: the SQLite adapter, loaded only when used. */
+const openSqlite: StoreOpener = async (url, options) => {
+  const [{ openSqliteStore }, { claimStore }] = await Promise.all([import('./sqlite/sqlite-store.js'), import('./sqlite/store-owner.js')]);
   const sqliteOptions = options.onBackgroundError === undefined ? {} : { onIndexerError: options.onBackgroundError };
   const file = storeFile(url);
   if (file === null) return openSqliteStore(':memory:', sqliteOptions);
@@ -98,4 +112,24 @@ export function openStore(url: string, options: OpenStoreOptions = {}): Store {
     ownership.release();
     throw err;
   }
+};
+
+/** `mongodb://` and `mongodb+srv://`: the MongoDB adapter, loaded only when used. */
+const openMongo: StoreOpener = async (url) => {
+  const { openMongoStore } = await import('./mongodb/mongo-store.js');
+  return openMongoStore(url);
+};
+
+const openers: Record<StoreScheme, StoreOpener> = {
+  'sqlite:': openSqlite,
+  'mongodb://': openMongo,
+  'mongodb+srv://': openMongo,
+};
+
+/** Opens the store a URL names; ConfigError for a URL no adapter serves. */
+export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
+  const problem = storeUrlProblem(url);
+  const scheme = storeSchemeOf(url);
+  if (problem !== null || scheme === null) throw new ConfigError(problem ?? `LOCUS_STORE: no store for "${url}"`);
+  return openers[scheme](url, options);
 }

@@ -1,7 +1,7 @@
 /**
  * The store port: everything the services need from persistence. The SQLite adapter
  * (embedded mode) and the MongoDB adapter (cluster mode) both implement it, and one
- * contract test suite (internal/store/contract.ts) is run against each.
+ * contract test suite (test/contract/store-contract.ts) is run against each.
  *
  * Adapters translate their own errors into LocusError once (unique violation ->
  * `conflict`, and so on). Merge rules are not the adapter's: it reads the old state,

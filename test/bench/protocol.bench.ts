@@ -342,7 +342,7 @@ async function latency(server: Server, token: string, rate: number): Promise<Lat
 /** The SQLite store alone: upsertMany of 1,000 location updates, as many as fit in `throughputMs`. */
 async function storeCeiling(): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'locus-bench-store-'));
-  const store = openStore(`sqlite:${join(dir, 'locus.db')}`);
+  const store = await openStore(`sqlite:${join(dir, 'locus.db')}`);
   try {
     await store.realms.put(realm, { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null }, new Date().toISOString());
     const bodies = batches(40, batchSize, 1).map((text) => (JSON.parse(text) as [{ dat: unknown }])[0].dat);

@@ -109,7 +109,7 @@ interface Result {
 
 async function run(): Promise<Result> {
   const dir = mkdtempSync(join(tmpdir(), 'locus-bench-live-'));
-  const store = openStore(`sqlite:${join(dir, 'locus.db')}`);
+  const store = await openStore(`sqlite:${join(dir, 'locus.db')}`);
   const bus = new LocalEventBus((err) => {
     throw err;
   });

@@ -8,7 +8,7 @@ import { configure, SCHEMA_VERSION, WAL_SIZE_LIMIT_BYTES } from '../../internal/
 import { LocusError } from '../../internal/errors.js';
 import { compareCodePoints, parseFilter } from '../../internal/domain/filter.js';
 import type { Data, ObjectPatch, Shape } from '../../internal/domain/types.js';
-import { storeContract } from '../../internal/store/contract.js';
+import { storeContract } from '../contract/store-contract.js';
 import { decodeCursor, encodeCursor } from '../../internal/store/cursor.js';
 import { openSqliteStore, type SqliteStore } from '../../internal/store/sqlite/sqlite-store.js';
 import { decodePast, type StoredFix } from '../../internal/store/sqlite/history-rows.js';

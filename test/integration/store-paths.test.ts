@@ -16,9 +16,9 @@ const dir = mkdtempSync(join(tmpdir(), 'locus-paths-'));
 describe('store paths', () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('refuses a store whose directory does not exist, and creates nothing', () => {
+  it('refuses a store whose directory does not exist, and creates nothing', async () => {
     const url = `sqlite:${join(dir, 'missing', 'deeper', 'x.db')}`;
-    assert.throws(
+    await assert.rejects(
       () => openStore(url),
       (err: unknown) =>
         err instanceof ConfigError && err.message === `LOCUS_STORE=${url}: directory ${join(dir, 'missing', 'deeper')} does not exist`,
@@ -26,10 +26,10 @@ describe('store paths', () => {
     assert.ok(!existsSync(join(dir, 'missing')));
   });
 
-  it('refuses a store whose directory is a file', () => {
+  it('refuses a store whose directory is a file', async () => {
     writeFileSync(join(dir, 'plain'), '');
-    assert.throws(() => openStore(`sqlite:${join(dir, 'plain', 'x.db')}`), { name: 'ConfigError', message: /plain is not a directory$/ });
-    assert.throws(() => openStore(`sqlite:${join(dir, 'plain', 'sub', 'x.db')}`), { name: 'ConfigError', message: /sub is not a directory$/ });
+    await assert.rejects(() => openStore(`sqlite:${join(dir, 'plain', 'x.db')}`), { name: 'ConfigError', message: /plain is not a directory$/ });
+    await assert.rejects(() => openStore(`sqlite:${join(dir, 'plain', 'sub', 'x.db')}`), { name: 'ConfigError', message: /sub is not a directory$/ });
   });
 
   it('refuses a store whose directory is not writable', async () => {

@@ -71,7 +71,7 @@ export interface LiveFixture {
 }
 
 export async function liveFixture(options: { cycleMs?: number; maxPerConnection?: number } = {}): Promise<LiveFixture> {
-  const store = openStore('sqlite::memory:');
+  const store = await openStore('sqlite::memory:');
   const now = new Date().toISOString();
   const { realm } = await store.realms.put('r', { ...defaultRealmSettings }, now);
   const bus = new LocalEventBus((err) => {

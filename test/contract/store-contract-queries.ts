@@ -1,15 +1,15 @@
 /**
  * The store contract, part two: the query engine (filters, shapes, both combined with
  * paging, full-text search, location history and its retention). Run by storeContract
- * (contract.ts) against every adapter; expected answers are written out by hand. The
+ * (store-contract.ts) against every adapter; expected answers are written out by hand. The
  * randomised comparison with brute-force oracles is test/integration/query-properties.test.ts.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { LocusError } from '../errors.js';
-import { parseFilter } from '../domain/filter.js';
-import type { Location, ObjectPatch, Shape, TrackedObject } from '../domain/types.js';
-import type { HistoryEntry, ObjectListQuery, Page, Store } from './port.js';
+import { LocusError } from '../../internal/errors.js';
+import { parseFilter } from '../../internal/domain/filter.js';
+import type { Location, ObjectPatch, Shape, TrackedObject } from '../../internal/domain/types.js';
+import type { HistoryEntry, ObjectListQuery, Page, Store } from '../../internal/store/port.js';
 
 const N0 = '2024-05-01T12:00:00.000Z';
 const N1 = '2024-05-01T12:00:01.000Z';

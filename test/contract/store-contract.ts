@@ -1,17 +1,18 @@
 /**
  * The store contract: one node:test suite, written only against the port, that every
- * adapter must pass (`storeContract('sqlite', open)`, later `storeContract('mongo', open)`).
+ * adapter must pass: `storeContract('sqlite', open)` (test/integration/sqlite-store.test.ts) always,
+ * `storeContract('mongodb', open)` (test/integration/mongodb-store.test.ts) where LOCUS_TEST_MONGODB_URI is set.
  * `open` must return a fresh, empty store for each test; the suite closes it.
  *
  * Expected values are written out by hand. The query engine (filters, shapes, search,
- * history and its retention) has its own part, contract-queries.ts, run from here.
+ * history and its retention) has its own part, store-contract-queries.ts, run from here.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { LocusError, type ErrorCode } from '../errors.js';
-import type { Area, Data, Location, ObjectChange, RealmSettings, SigningKeyRecord, TokenRecord, TrackedObject } from '../domain/types.js';
-import { queryContract } from './contract-queries.js';
-import type { Store } from './port.js';
+import { LocusError, type ErrorCode } from '../../internal/errors.js';
+import type { Area, Data, Location, ObjectChange, RealmSettings, SigningKeyRecord, TokenRecord, TrackedObject } from '../../internal/domain/types.js';
+import { queryContract } from './store-contract-queries.js';
+import type { Store } from '../../internal/store/port.js';
 
 // Fix times (T) and server receive times (N); normalised ISO, so string order is time order.
 const T0 = '2024-05-01T10:00:00.000Z';

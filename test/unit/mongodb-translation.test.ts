@@ -1,0 +1,406 @@
+/**
+ * The MongoDB adapter's translation, checked without a server: the documents it sends for
+ * filters, shapes, search, paging, database names and writes, written out by hand. The
+ * adapter against a real server: test/integration/mongodb-store.test.ts (the store contract).
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseFilter } from '../../internal/domain/filter.js';
+import { foldPatches } from '../../internal/domain/object.js';
+import type { Shape, TrackedObject } from '../../internal/domain/types.js';
+import { compileShape, haversineMeters, shapeBounds } from '../../internal/geo/contains.js';
+import { ConfigError } from '../../internal/config/config.js';
+import { LocusError } from '../../internal/errors.js';
+import { areaGeometry, dataToPairs, objectFromDoc, pairsToData, projectPairs } from '../../internal/store/mongodb/documents.js';
+import { historyTtlIndex } from '../../internal/store/mongodb/indexes.js';
+import { KeyedQueue } from '../../internal/store/mongodb/keyed-queue.js';
+import { translateMongoError } from '../../internal/store/mongodb/mongo-errors.js';
+import { clientOptions, redactUrl } from '../../internal/store/mongodb/mongo-store.js';
+import { controlDatabaseName, realmDatabaseName } from '../../internal/store/mongodb/names.js';
+import { batchOperations } from '../../internal/store/mongodb/object-store.js';
+import { dataMergeExpression, historyWrites, objectWrite } from '../../internal/store/mongodb/object-writes.js';
+import { historyCursorTime } from '../../internal/store/mongodb/paging.js';
+import { boxCap, filterQuery, historyQuery, listQuery, searchPipeline, shapeCaps, shapeQuery, splitBox } from '../../internal/store/mongodb/queries.js';
+import { encodeCursor } from '../../internal/store/cursor.js';
+import { storeUrlProblem } from '../../internal/store/store-url.js';
+import { MongoServerError } from 'mongodb';
+
+const f = (text: string): ReturnType<typeof parseFilter> => parseFilter(text, 100);
+const NOTHING = { _id: { $in: [] } };
+
+void describe('mongodb: database names', () => {
+  void it('control database from the URL path, `locus` when none; unsafe names are a ConfigError', () => {
+    assert.equal(controlDatabaseName('mongodb://localhost:27017'), 'locus');
+    assert.equal(controlDatabaseName('mongodb://localhost:27017/'), 'locus');
+    assert.equal(controlDatabaseName('mongodb://u:p@a,b,c/tracking?replicaSet=rs0'), 'tracking');
+    assert.equal(controlDatabaseName('mongodb+srv://cluster.example.net/prod?retryWrites=true'), 'prod');
+    assert.equal(controlDatabaseName('mongodb://localhost/?w=majority'), 'locus');
+    for (const bad of ['mongodb://h/a.b', 'mongodb://h/a%20b', 'mongodb://h/a$b', `mongodb://h/${'x'.repeat(33)}`, 'mongodb://h/%E0%A4%A']) {
+      assert.throws(() => controlDatabaseName(bad), ConfigError, bad);
+    }
+  });
+
+  void it('realm databases: readable prefix, hash of the whole key, safe characters, at most 63 bytes', () => {
+    assert.equal(realmDatabaseName('locus', 'fleet'), 'locus_fleet_5eb2ce291c7d');
+    // The tenant separator (U+001F) and other unsafe characters become `_`.
+    assert.equal(realmDatabaseName('locus', 'acme\u001ffleet'), 'locus_acme_fleet_bedb16af2ea4');
+    // Keys differing only in case get names that differ in more than case.
+    assert.equal(realmDatabaseName('locus', 'Zulu'), 'locus_Zulu_5cd8645e8311');
+    assert.equal(realmDatabaseName('locus', 'zulu'), 'locus_zulu_f71a59e61939');
+    const long = realmDatabaseName('locus', 'x'.repeat(100));
+    assert.equal(long, `locus_${'x'.repeat(44)}_09ecb6ebc8bc`);
+    assert.equal(Buffer.byteLength(long), 63);
+    for (const key of ['a/b\\c.d e"f$g*h<i>j:k|l?m\u0000n', 'Ölfeld 車両 😀', 'tenant\u001f'.repeat(20)]) {
+      const name = realmDatabaseName('lt0123abcd_17', key);
+      assert.ok(Buffer.byteLength(name) <= 63, name);
+      assert.match(name, /^lt0123abcd_17_[A-Za-z0-9_-]*_[0-9a-f]{12}$/);
+    }
+  });
+});
+
+void describe('mongodb: filters', () => {
+  void it('columns: id and label', () => {
+    assert.equal(filterQuery(undefined), null);
+    assert.equal(filterQuery([]), null);
+    assert.deepEqual(filterQuery(f('id="f04"')), { _id: 'f04' });
+    assert.deepEqual(filterQuery(f('id!=f04')), { _id: { $ne: 'f04' } });
+    assert.deepEqual(filterQuery(f('id>f02,id<f05')), { $and: [{ _id: { $gt: 'f02' } }, { _id: { $lt: 'f05' } }] });
+    assert.deepEqual(filterQuery(f('id=5')), NOTHING);
+    assert.deepEqual(filterQuery(f('id=null')), NOTHING);
+    assert.equal(filterQuery(f('id!=null')), null);
+    assert.equal(filterQuery(f('id!=5')), null);
+    assert.deepEqual(filterQuery(f('id>5')), NOTHING);
+    assert.deepEqual(filterQuery(f('label=null')), { l: null });
+    assert.deepEqual(filterQuery(f('label!=null')), { l: { $ne: null } });
+    assert.deepEqual(filterQuery(f('label=beta')), { l: 'beta' });
+    assert.deepEqual(filterQuery(f('label!=beta')), { l: { $ne: 'beta' } });
+    assert.deepEqual(filterQuery(f('label>a')), { l: { $gt: 'a' } });
+    assert.deepEqual(filterQuery(f('label=5')), NOTHING);
+    assert.equal(filterQuery(f('label!=5')), null);
+  });
+
+  void it('data keys: pairs matched with $elemMatch, typed values, null as missing', () => {
+    assert.deepEqual(filterQuery(f('a=5')), { d: { $elemMatch: { k: 'a', v: 5 } } });
+    assert.deepEqual(filterQuery(f('a="5"')), { d: { $elemMatch: { k: 'a', v: '5' } } });
+    assert.deepEqual(filterQuery(f('a=true')), { d: { $elemMatch: { k: 'a', v: true } } });
+    assert.deepEqual(filterQuery(f('a!=5')), { d: { $not: { $elemMatch: { k: 'a', v: 5 } } } });
+    assert.deepEqual(filterQuery(f('a=null')), { d: { $not: { $elemMatch: { k: 'a' } } } });
+    assert.deepEqual(filterQuery(f('a!=null')), { d: { $elemMatch: { k: 'a' } } });
+    assert.deepEqual(filterQuery(f('a>5')), { d: { $elemMatch: { k: 'a', v: { $gt: 5 } } } });
+    assert.deepEqual(filterQuery(f('a<"5"')), { d: { $elemMatch: { k: 'a', v: { $lt: '5' } } } });
+    assert.deepEqual(filterQuery(f('a>true')), NOTHING);
+    assert.deepEqual(filterQuery(f('a<null')), NOTHING);
+    // Keys with path characters are values of `k`, never paths.
+    assert.deepEqual(filterQuery(f('a.b=1')), { d: { $elemMatch: { k: 'a.b', v: 1 } } });
+    assert.deepEqual(filterQuery(f('$=3')), { d: { $elemMatch: { k: '$', v: 3 } } });
+    assert.deepEqual(filterQuery(f('__proto__=p')), { d: { $elemMatch: { k: '__proto__', v: 'p' } } });
+    // Hivekit's data target: `id` is a data key then.
+    assert.deepEqual(filterQuery([{ field: 'id', op: '=', value: 'x', target: 'data' }]), { d: { $elemMatch: { k: 'id', v: 'x' } } });
+    assert.deepEqual(filterQuery(f('a!=null,label!=null,a>"0"')), {
+      $and: [{ d: { $elemMatch: { k: 'a' } } }, { l: { $ne: null } }, { d: { $elemMatch: { k: 'a', v: { $gt: '0' } } } }],
+    });
+  });
+});
+
+void describe('mongodb: shapes and paging', () => {
+  void it('a circle is one cap a little larger than its radius', () => {
+    const query = shapeQuery({ cx: 13.4, cy: 52.5, r: 1000 });
+    const within = (query.g as { $geoWithin: { $centerSphere: [[number, number], number] } }).$geoWithin.$centerSphere;
+    assert.deepEqual(within[0], [13.4, 52.5]);
+    const r = 1000 / 6_371_008.8;
+    assert.ok(within[1] > r && within[1] - r < 3e-9, String(within[1]));
+    // The whole Earth: no prefilter but "has a location".
+    assert.deepEqual(shapeQuery({ cx: 0, cy: 0, r: 20_037_509 }), { g: { $exists: true } });
+    assert.deepEqual(shapeQuery({ w: -180, n: 90, e: 180, s: -90 }), { g: { $exists: true } });
+  });
+
+  void it('rectangles and polygons: caps over their boxes, one per side of the antimeridian; polar caps at the poles', () => {
+    const across = shapeQuery({ w: 170, n: 10, e: -170, s: -10 });
+    const caps = (across.$or as { g: { $geoWithin: { $centerSphere: [[number, number], number] } } }[]).map((c) => c.g.$geoWithin.$centerSphere);
+    assert.equal(caps.length, 2);
+    assert.deepEqual(caps.map(([center]) => center.map((x) => Math.round(x * 1e6) / 1e6)), [[175, 0], [-175, 0]]);
+    assert.deepEqual(boxCap({ minLon: -10, minLat: 80, maxLon: 10, maxLat: 90 })?.[0], [0, 90]);
+    assert.deepEqual(boxCap({ minLon: -180, minLat: -90, maxLon: 180, maxLat: -89 })?.[0], [0, -90]);
+    assert.equal(boxCap({ minLon: -100, minLat: 0, maxLon: 100, maxLat: 1 }), null);
+    assert.deepEqual(splitBox({ minLon: -100, minLat: 0, maxLon: 100, maxLat: 1 }).map((b) => [b.minLon, b.maxLon]), [[-100, -100 + 200 / 3], [-100 + 200 / 3, -100 + 400 / 3], [-100 + 400 / 3, 100]]);
+  });
+
+  void it('the caps hold every point the exact test accepts (sampled over each shape)', () => {
+    const shapes: Shape[] = [
+      { w: 0, n: 0, e: 10, s: -10 },
+      { w: 170, n: 10, e: -170, s: -10 },
+      { w: -180, n: 10, e: -179, s: -10 },
+      { w: 0, n: 90, e: 1, s: 89 },
+      { w: -120, n: 70, e: 120, s: 20 },
+      { points: [[0, 0], [10, 0], [10, 10], [7, 10], [7, 3], [3, 3], [3, 10], [0, 10]] },
+      { points: [[-10, 80], [10, 80], [10, 90], [-10, 90]] },
+      { points: [[100, -60], [160, -60], [130, 75]] },
+      { cx: 180, cy: 0, r: 20_000 },
+      { cx: 0, cy: 89.9, r: 20_000 },
+    ];
+    for (const shape of shapes) {
+      const caps = shapeCaps(shape);
+      if (caps === null) continue;
+      const inside = compileShape(shape);
+      for (const box of shapeBounds(shape)) {
+        for (let i = 0; i <= 40; i++) {
+          for (let j = 0; j <= 40; j++) {
+            const lon = box.minLon + ((box.maxLon - box.minLon) * i) / 40;
+            const lat = box.minLat + ((box.maxLat - box.minLat) * j) / 40;
+            if (!inside(lon, lat)) continue;
+            const held = caps.some(([[cx, cy], radius]) => haversineMeters(cx, cy, lon, lat) / 6_371_008.8 <= radius);
+            assert.ok(held, `${JSON.stringify(shape)}: (${lon}, ${lat}) is in no cap`);
+          }
+        }
+      }
+    }
+  });
+
+  void it('list pages: after the cursor id, then filter and shape, all required', () => {
+    assert.deepEqual(listQuery('', null, null), {});
+    assert.deepEqual(listQuery('c09', null, null), { _id: { $gt: 'c09' } });
+    assert.deepEqual(listQuery('c09', { l: 'bus' }, { g: { $exists: true } }), { $and: [{ _id: { $gt: 'c09' } }, { l: 'bus' }, { g: { $exists: true } }] });
+    assert.deepEqual(listQuery('', { l: 'bus' }, null), { l: 'bus' });
+  });
+
+  void it('history: by object and fix time, the cursor past the last fix of the page', () => {
+    assert.deepEqual(historyQuery('car', {}, null, true), { o: 'car' });
+    assert.deepEqual(historyQuery('car', { from: 'A', to: 'B' }, null, true), { o: 'car', t: { $gte: 'A', $lte: 'B' } });
+    assert.deepEqual(historyQuery('car', { from: 'A' }, 'C', true), { o: 'car', t: { $gte: 'A', $gt: 'C' } });
+    assert.deepEqual(historyQuery('car', { to: 'B' }, 'C', false), { o: 'car', t: { $lte: 'B', $lt: 'C' } });
+    assert.equal(historyCursorTime(encodeCursor('2024-05-01T10:00:00.000Z')), '2024-05-01T10:00:00.000Z');
+    assert.throws(() => historyCursorTime(encodeCursor('car')), (err: unknown) => err instanceof LocusError && err.code === 'invalid_cursor');
+    assert.throws(() => historyCursorTime(encodeCursor('2024-13-01T10:00:00.000Z')), (err: unknown) => err instanceof LocusError && err.code === 'invalid_cursor');
+  });
+});
+
+void describe('mongodb: search', () => {
+  void it('every word an anchored prefix of an id, label or data word; scored, best first, then id', () => {
+    const pipeline = searchPipeline(['trac', 'zur'], 10, { wi: 0 });
+    assert.deepEqual(pipeline[0], {
+      $match: {
+        $and: [
+          { $or: [{ wi: { $regex: '^trac' } }, { wl: { $regex: '^trac' } }, { 'd.w': { $regex: '^trac' } }] },
+          { $or: [{ wi: { $regex: '^zur' } }, { wl: { $regex: '^zur' } }, { 'd.w': { $regex: '^zur' } }] },
+        ],
+      },
+    });
+    assert.deepEqual(pipeline.slice(2), [{ $sort: { _score: -1, _id: 1 } }, { $limit: 10 }, { $project: { wi: 0 } }]);
+    const count = (input: unknown, word: string): unknown => ({
+      $size: { $filter: { input, cond: { $eq: [{ $indexOfCP: ['$$this', { $literal: word }] }, 0] } } },
+    });
+    assert.deepEqual(pipeline[1], {
+      $addFields: {
+        _score: {
+          $let: {
+            vars: { dw: { $reduce: { input: { $ifNull: ['$d', []] }, initialValue: [], in: { $concatArrays: ['$$value', { $ifNull: ['$$this.w', []] }] } } } },
+            in: {
+              $divide: [
+                {
+                  $add: ['trac', 'zur'].map((w) => ({
+                    $add: [{ $multiply: [3, count({ $ifNull: ['$wl', []] }, w)] }, { $multiply: [2, count({ $ifNull: ['$wi', []] }, w)] }, count('$$dw', w)],
+                  })),
+                },
+                { $add: [1, { $multiply: [0.1, { $add: [{ $size: { $ifNull: ['$wi', []] } }, { $size: { $ifNull: ['$wl', []] } }, { $size: '$$dw' }] }] }] },
+              ],
+            },
+          },
+        },
+      },
+    });
+  });
+});
+
+void describe('mongodb: writes', () => {
+  void it('a new fix with label, data and task ids: one $set stage, the fix behind the newer-fix $cond', () => {
+    const [folded] = foldPatches([
+      { id: 'car/1', label: 'Tractor Zürich', location: { longitude: 1, latitude: 2, time: 'T1', speed: 3 }, data: { a: 1, gone: null, s: '$x' }, tasks: ['t'] },
+    ]);
+    assert.ok(folded !== undefined);
+    const newer = { $lte: [{ $ifNull: ['$t', null] }, { $literal: 'T1' }] };
+    assert.deepEqual(objectWrite(folded, 'N'), {
+      filter: { _id: 'car/1' },
+      upsert: true,
+      update: [
+        {
+          $set: {
+            wi: { $literal: ['car', '1'] },
+            l: { $literal: 'Tractor Zürich' },
+            wl: { $literal: ['tractor', 'zurich'] },
+            d: dataMergeExpression({ a: 1, gone: null, s: '$x' }),
+            loc: { $cond: [newer, { $literal: { longitude: 1, latitude: 2, speed: 3, time: 'T1' } }, { $ifNull: ['$loc', null] }] },
+            g: { $cond: [newer, { $literal: { type: 'Point', coordinates: [1, 2] } }, '$g'] },
+            t: { $cond: [newer, { $literal: 'T1' }, { $ifNull: ['$t', null] }] },
+            s: { $literal: 'N' },
+            tk: { $literal: ['t'] },
+          },
+        },
+      ],
+    });
+  });
+
+  void it('the data merge: removed keys dropped, replaced ones in place, new ones appended, values literal', () => {
+    assert.deepEqual(dataMergeExpression({ a: 1, gone: null, s: '$x' }), {
+      $let: {
+        vars: { old: { $ifNull: ['$d', []] } },
+        in: {
+          $concatArrays: [
+            {
+              $map: {
+                input: { $filter: { input: '$$old', as: 'p', cond: { $not: [{ $in: ['$$p.k', { $literal: ['gone'] }] }] } } },
+                as: 'p',
+                in: {
+                  $let: {
+                    vars: { i: { $indexOfArray: [{ $literal: ['a', 's'] }, '$$p.k'] } },
+                    in: { $cond: [{ $gte: ['$$i', 0] }, { $arrayElemAt: [{ $literal: [{ k: 'a', v: 1, w: ['1'] }, { k: 's', v: '$x', w: ['x'] }] }, '$$i'] }, '$$p'] },
+                  },
+                },
+              },
+            },
+            { $filter: { input: { $literal: [{ k: 'a', v: 1, w: ['1'] }, { k: 's', v: '$x', w: ['x'] }] }, as: 'n', cond: { $not: [{ $in: ['$$n.k', '$$old.k'] }] } } },
+          ],
+        },
+      },
+    });
+  });
+
+  void it('without label, data or fix the stored values stay; [] clears task ids; mustExist never creates', () => {
+    const [folded] = foldPatches([{ id: 'x', tasks: [], mustExist: true }]);
+    assert.ok(folded !== undefined);
+    assert.deepEqual(objectWrite(folded, 'N'), {
+      filter: { _id: 'x' },
+      upsert: false,
+      update: [
+        {
+          $set: {
+            wi: { $literal: ['x'] },
+            l: { $ifNull: ['$l', null] },
+            wl: { $ifNull: ['$wl', []] },
+            d: { $ifNull: ['$d', []] },
+            loc: { $ifNull: ['$loc', null] },
+            t: { $ifNull: ['$t', null] },
+            s: { $ifNull: ['$s', null] },
+            tk: '$$REMOVE',
+          },
+        },
+      ],
+    });
+  });
+
+  void it('a batch: unordered updateOne upserts, an update-only patch of an object not read is left out', () => {
+    const batch = foldPatches([{ id: 'a', label: 'A' }, { id: 'b', mustExist: true, label: 'B' }, { id: 'c', mustExist: true, label: 'C' }]);
+    const olds = new Map<string, TrackedObject>([['c', { id: 'c', label: null, location: null, data: {}, seen: null }]]);
+    const { ops, written } = batchOperations(batch, olds, 'N');
+    assert.deepEqual(written.map((w) => w.id), ['a', 'c']);
+    const [a, c] = batch.filter((w) => w.id !== 'b').map((w) => objectWrite(w, 'N'));
+    assert.deepEqual(ops, [
+      { updateOne: { filter: { _id: 'a' }, update: a?.update, upsert: true } },
+      { updateOne: { filter: { _id: 'c' }, update: c?.update, upsert: false } },
+    ]);
+  });
+
+  void it('history: one upsert per fix time (the later fix of an equal time), with the object after the batch', () => {
+    const next: TrackedObject = { id: 'van', label: 'L', location: null, data: { n: 1, __proto__: 'p' } as never, seen: 'N' };
+    Object.defineProperty(next.data, '__proto__', { value: 'p', enumerable: true, writable: true, configurable: true });
+    const writes = historyWrites(
+      [
+        { longitude: 6, latitude: 6, time: '2024-05-01T10:00:01.000Z' },
+        { longitude: 1, latitude: 1, time: '2024-05-01T10:00:00.000Z' },
+        { longitude: 7, latitude: 7, time: '2024-05-01T10:00:01.000Z' },
+      ],
+      next,
+    );
+    const d = [{ k: 'n', v: 1 }, { k: '__proto__', v: 'p' }];
+    assert.deepEqual(writes, [
+      { filter: { o: 'van', t: '2024-05-01T10:00:00.000Z' }, update: { $set: { at: new Date('2024-05-01T10:00:00.000Z'), f: { longitude: 1, latitude: 1, time: '2024-05-01T10:00:00.000Z' }, l: 'L', d } }, upsert: true },
+      { filter: { o: 'van', t: '2024-05-01T10:00:01.000Z' }, update: { $set: { at: new Date('2024-05-01T10:00:01.000Z'), f: { longitude: 7, latitude: 7, time: '2024-05-01T10:00:01.000Z' }, l: 'L', d } }, upsert: true },
+    ]);
+  });
+});
+
+void describe('mongodb: documents, connection and errors', () => {
+  void it('data pairs keep key order, odd keys and types, and read back as own properties', () => {
+    const data = JSON.parse('{"__proto__":"own","a.b":1,"$":true,"z":"Zoë 12"}') as Record<string, string | number | boolean>;
+    const pairs = dataToPairs(data, true);
+    assert.deepEqual(pairs, [{ k: '__proto__', v: 'own', w: ['own'] }, { k: 'a.b', v: 1, w: ['1'] }, { k: '$', v: true }, { k: 'z', v: 'Zoë 12', w: ['zoe', '12'] }]);
+    const back = pairsToData(pairs);
+    assert.ok(Object.hasOwn(back, '__proto__'));
+    assert.equal(Object.getPrototypeOf(back), Object.prototype);
+    assert.deepEqual(Object.entries(back), Object.entries(data));
+    assert.deepEqual(projectPairs(pairs, ['z', 'missing', '$']), { z: 'Zoë 12', $: true });
+    assert.deepEqual(
+      objectFromDoc({ _id: 'x', l: null, loc: null, s: null, d: pairs, tk: [], wi: ['x'], wl: [] }),
+      { id: 'x', label: null, location: null, data: back, seen: null },
+    );
+    assert.deepEqual(areaGeometry({ w: 170, n: 10, e: -170, s: -10 }), { type: 'MultiPoint', coordinates: [[170, -10], [-170, -10], [-170, 10], [170, 10]] });
+  });
+
+  void it('history TTL from the retention days; none for 0 (keep everything)', () => {
+    assert.equal(historyTtlIndex(0), null);
+    assert.deepEqual(historyTtlIndex(30), { key: { at: 1 }, name: 'history_ttl', expireAfterSeconds: 2_592_000 });
+  });
+
+  void it('connection defaults unless the URL sets them; passwords hidden in messages', () => {
+    assert.deepEqual(clientOptions('mongodb://h/locus'), {
+      ignoreUndefined: true,
+      maxPoolSize: 50,
+      serverSelectionTimeoutMS: 5_000,
+      connectTimeoutMS: 5_000,
+      socketTimeoutMS: 60_000,
+      retryWrites: true,
+      retryReads: true,
+      appName: 'locus',
+    });
+    const given = clientOptions('mongodb://h/locus?maxpoolsize=5&serverSelectionTimeoutMS=100&retryWrites=false');
+    assert.equal('maxPoolSize' in given || 'serverSelectionTimeoutMS' in given || 'retryWrites' in given, false);
+    assert.equal(redactUrl('mongodb://user:pa:ss@h/x'), 'mongodb://user:***@h/x');
+    assert.equal(redactUrl('mongodb+srv://user@h/x'), 'mongodb+srv://user@h/x');
+    assert.equal(redactUrl('mongodb://h/x'), 'mongodb://h/x');
+  });
+
+  void it('driver errors: a duplicate key is a conflict, others internal without their text', () => {
+    const dup = new MongoServerError({ code: 11000, errmsg: 'E11000 duplicate key error' });
+    assert.equal(translateMongoError(dup).code, 'conflict');
+    const other = translateMongoError(new MongoServerError({ code: 2, errmsg: 'BadValue: secret detail' }));
+    assert.equal(other.code, 'internal');
+    assert.equal(other.message, 'internal error');
+    const own = new LocusError('not_found', 'x');
+    assert.equal(translateMongoError(own), own);
+  });
+
+  void it('store URLs: every registered scheme, with a clear message otherwise', () => {
+    assert.equal(storeUrlProblem('sqlite:./data/locus.db'), null);
+    assert.equal(storeUrlProblem('mongodb://localhost:27017/locus'), null);
+    assert.equal(storeUrlProblem('mongodb+srv://cluster.example.net/locus'), null);
+    assert.match(storeUrlProblem('sqlite:') ?? '', /^LOCUS_STORE must be sqlite:<path>/);
+    assert.match(storeUrlProblem('postgres://x') ?? '', /^LOCUS_STORE must be .*mongodb:\/\/.*got "postgres:\/\/x"$/);
+    assert.equal(storeUrlProblem('mongodb:///locus'), 'LOCUS_STORE: mongodb:// needs a host, as in mongodb://localhost:27017/locus');
+  });
+
+  void it('writes to one key run in call order, writes to other keys do not wait', async () => {
+    const queue = new KeyedQueue();
+    const log: string[] = [];
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const first = queue.run(['a'], async () => {
+      await gate;
+      log.push('a1');
+    });
+    const second = queue.run(['a', 'b'], async () => {
+      log.push('ab2');
+      throw new Error('fails alone');
+    });
+    const third = queue.run(['a'], async () => {
+      log.push('a3');
+    });
+    await queue.run(['c'], async () => {
+      log.push('c');
+    });
+    assert.deepEqual(log, ['c']);
+    release();
+    await first;
+    await assert.rejects(second, /fails alone/);
+    await third;
+    assert.deepEqual(log, ['c', 'a1', 'ab2', 'a3']);
+  });
+});
