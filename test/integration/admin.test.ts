@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { adminToken, call, dumpDatabase, makeRealm, startHarness, type Harness } from '../support/harness.js';
+import { adminToken, call, dumpStore, makeRealm, startHarness, type Harness } from '../support/harness.js';
 
 describe('admin API', () => {
   let h: Harness;
@@ -34,14 +34,14 @@ describe('admin API', () => {
   });
 
   it('rejects bad settings and changes nothing', async () => {
-    const before = dumpDatabase(h.dbPath);
+    const before = (await dumpStore(h.server.store));
     for (const settings of [{ connectionTimeout: 0 }, { connectionTimeout: 'x' }, { bogus: 1 }, { historyRetentionDays: -1 }]) {
       const res = await call(h.url, 'PUT', '/admin/v1/realm/fleet', { token: adminToken, body: { settings } });
       assert.equal(res.status, 400, JSON.stringify(settings));
     }
     const unknown = await call(h.url, 'PUT', '/admin/v1/realm/fleet', { token: adminToken, body: { setings: {} } });
     assert.equal(unknown.status, 400);
-    assert.equal(dumpDatabase(h.dbPath), before);
+    assert.equal((await dumpStore(h.server.store)), before);
   });
 
   it('issues tokens shown once, stores only their hash, and revokes them', async () => {
@@ -50,7 +50,7 @@ describe('admin API', () => {
     const { id, token, scope } = issued.json as { id: string; token: string; scope: string };
     assert.equal(scope, 'write');
     assert.ok(token.length >= 40);
-    assert.ok(!dumpDatabase(h.dbPath).includes(token), 'the secret must never be stored');
+    assert.ok(!(await dumpStore(h.server.store)).includes(token), 'the secret must never be stored');
     const write = await call(h.url, 'PUT', '/v2/realm/fleet/object/a', { token, body: { label: 'A' } });
     assert.equal(write.status, 200);
     const details = await call(h.url, 'GET', '/admin/v1/realm/fleet', { token: adminToken });
@@ -188,12 +188,12 @@ describe('rate limiting', () => {
       for (let i = 0; i < 5; i++) {
         assert.equal((await call(h.url, 'PUT', `/v2/realm/rl/object/o${i}`, { token: tokens.write, body: {} })).status, 200);
       }
-      const before = dumpDatabase(h.dbPath);
+      const before = (await dumpStore(h.server.store));
       const limited = await call(h.url, 'PUT', '/v2/realm/rl/object/o9', { token: tokens.write, body: {} });
       assert.equal(limited.status, 429);
       assert.equal(limited.json.error.code, 'rate_limited');
       assert.equal(limited.headers.get('retry-after'), '1');
-      assert.equal(dumpDatabase(h.dbPath), before);
+      assert.equal((await dumpStore(h.server.store)), before);
       assert.equal((await call(h.url, 'GET', '/v2/realm/rl/object', { token: tokens.read })).status, 200);
     } finally {
       await h.stop();

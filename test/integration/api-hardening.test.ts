@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { call, dumpDatabase, makeRealm, startHarness, type Harness, type Reply } from '../support/harness.js';
+import { call, dumpStore, makeRealm, startHarness, type Harness, type Reply } from '../support/harness.js';
 import { postV1 } from '../support/v1-clients.js';
 
 const t0 = Date.parse('2030-06-01T12:00:00.000Z');
@@ -39,9 +39,9 @@ function assertError(reply: Reply, status: number, code: string, message: RegExp
 
 /** Runs `write` and asserts that it left every table as it was. */
 async function unchanged(write: () => Promise<void>): Promise<void> {
-  const before = dumpDatabase(h.dbPath);
+  const before = (await dumpStore(h.server.store));
   await write();
-  assert.equal(dumpDatabase(h.dbPath), before, 'a rejected write changed the stored data');
+  assert.equal((await dumpStore(h.server.store)), before, 'a rejected write changed the stored data');
 }
 
 void describe('fixes dated ahead of the server clock (LOCUS_MAX_FUTURE_SKEW_S)', () => {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { connect as netConnect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Worker } from 'node:worker_threads';
-import { dumpDatabase, startHarness, type Harness } from '../support/harness.js';
+import { dumpStore, startHarness, type Harness } from '../support/harness.js';
 import { connectTcp, connectV1, postV1, type Json, type V1Transport } from '../support/v1-clients.js';
 
 const transports: V1Transport[] = ['ws', 'tcp'];
@@ -111,7 +111,7 @@ describe('hostile input: the server stays healthy and rejected messages change n
   });
 
   it('a message of 200,000 actions is refused whole (too_large) and none of its writes happen', async () => {
-    const before = dumpDatabase(h.dbPath);
+    const before = (await dumpStore(h.server.store));
     const message = [upd('kept', { label: 'Changed' }), upd('new-one'), ...Array.from({ length: 199_998 }, () => ({}))];
     const http = await postV1(h.url, token, message);
     assert.equal(http.status, 413);
@@ -127,11 +127,11 @@ describe('hostile input: the server stays healthy and rejected messages change n
         await client.close();
       }
     }
-    assert.equal(dumpDatabase(h.dbPath), before);
+    assert.equal((await dumpStore(h.server.store)), before);
   });
 
   it('deep nesting, in the message and in data, is an error of its own and changes nothing', async () => {
-    const before = dumpDatabase(h.dbPath);
+    const before = (await dumpStore(h.server.store));
     const deepArray = '['.repeat(100_000) + ']'.repeat(100_000);
     const deepData = `[{"typ":"obj","act":"cre","cid":"deep","id":"kept","loc":{"lon":1,"lat":1},"dat":${deepObject(20_000)}}]`;
     // An array of (an array of …) is a message whose one action is not an object.
@@ -154,11 +154,11 @@ describe('hostile input: the server stays healthy and rejected messages change n
         await client.close();
       }
     }
-    assert.equal(dumpDatabase(h.dbPath), before);
+    assert.equal((await dumpStore(h.server.store)), before);
   });
 
   it('data of 100,000 keys and megabyte strings are refused and change nothing', async () => {
-    const before = dumpDatabase(h.dbPath);
+    const before = (await dumpStore(h.server.store));
     const manyKeys = Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`k${i}`, i]));
     const megabyte = 'x'.repeat(1024 * 1024);
     const cases: Record<string, unknown>[] = [
@@ -190,7 +190,7 @@ describe('hostile input: the server stays healthy and rejected messages change n
         await small.close();
       }
     }
-    assert.equal(dumpDatabase(h.dbPath), before);
+    assert.equal((await dumpStore(h.server.store)), before);
   });
 
   it('lines and frames that stall half way, and thousands of idle connections, do not hold the server', async () => {

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { connect as netConnect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { call, dumpDatabase, startHarness, type Harness } from '../support/harness.js';
+import { call, dumpStore, startHarness, type Harness } from '../support/harness.js';
 import { connectTcp, connectV1, postV1, type Json, type V1Transport } from '../support/v1-clients.js';
 
 const transports: V1Transport[] = ['ws', 'tcp'];
@@ -37,12 +37,12 @@ describe('actions per message (LOCUS_MAX_ACTIONS)', () => {
   after(() => h.stop());
 
   it('/v1/http: a message of one action too many is refused whole with 413 too_large; none of its actions ran', async () => {
-    const before = dumpDatabase(h.dbPath);
+    const before = (await dumpStore(h.server.store));
     const refused = await postV1(h.url, tokens.write, Array.from({ length: 101 }, (_, i) => upd(i)));
     assert.equal(refused.status, 413);
     assert.equal(refused.json.error.code, 'too_large');
     assert.match(refused.json.error.message, /101 messages; at most 100/);
-    assert.equal(dumpDatabase(h.dbPath), before);
+    assert.equal((await dumpStore(h.server.store)), before);
     const taken = await postV1(h.url, tokens.write, Array.from({ length: 100 }, (_, i) => upd(i)));
     assert.equal(taken.status, 200);
     assert.equal((taken.json as Json[]).filter((r) => r.res === 'suc').length, 100);
@@ -52,11 +52,11 @@ describe('actions per message (LOCUS_MAX_ACTIONS)', () => {
     it(`${transport}: one too_large error for the whole message, nothing stored, the connection stays open`, async () => {
       const client = await connectV1(transport, h.server, tokens.write);
       try {
-        const before = dumpDatabase(h.dbPath);
+        const before = (await dumpStore(h.server.store));
         const reply = await client.request(Array.from({ length: 101 }, (_, i) => upd(1000 + i)));
         assert.equal(reply.length, 1);
         assert.deepEqual([Object.keys(reply[0]), reply[0].res, reply[0].erc], [['res', 'err', 'erc'], 'err', 413]);
-        assert.equal(dumpDatabase(h.dbPath), before);
+        assert.equal((await dumpStore(h.server.store)), before);
         const pin = await client.one({ typ: 'sys', act: 'pin' });
         assert.equal(pin.res, 'suc');
       } finally {

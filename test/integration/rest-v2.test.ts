@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { adminToken, call, dumpDatabase, makeRealm, startHarness, type Harness, type Reply } from '../support/harness.js';
+import { adminToken, call, dumpStore, makeRealm, startHarness, type Harness, type Reply } from '../support/harness.js';
 
 const t0 = Date.parse('2026-01-01T00:00:00.000Z');
 let nowMs = t0;
@@ -713,7 +713,7 @@ describe('REST v2 scenario table', () => {
   for (const s of scenarios) {
     it(`${s.method} ${s.path.slice(0, 60)}: ${s.name}`, async () => {
       if (s.advanceMs !== undefined) nowMs += s.advanceMs;
-      const before = s.status >= 400 ? dumpDatabase(h.dbPath) : null;
+      const before = s.status >= 400 ? (await dumpStore(h.server.store)) : null;
       const token = tokens[s.token ?? 'write'] ?? null;
       const reply = await call(h.url, s.method, s.path, {
         token,
@@ -729,7 +729,7 @@ describe('REST v2 scenario table', () => {
         assert.equal(typeof reply.json.error.message, 'string');
         if (s.code !== undefined) assert.equal(reply.json.error.code, s.code);
         assert.doesNotMatch(reply.text, /at .*\.js:\d+|SqliteError|TypeError/);
-        assert.equal(dumpDatabase(h.dbPath), before, 'a rejected request must not change stored data');
+        assert.equal((await dumpStore(h.server.store)), before, 'a rejected request must not change stored data');
       }
       await s.check?.({ ...reply, url: h.url, token });
     });

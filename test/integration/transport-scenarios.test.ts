@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { call, dumpDatabase, makeRealm, startHarness, type Harness } from '../support/harness.js';
+import { call, dumpStore, makeRealm, startHarness, type Harness } from '../support/harness.js';
 import { connectV1, postV1, type Json, type V1Client } from '../support/v1-clients.js';
 
 type Op = 'upd' | 'blk' | 'get' | 'lis' | 'del' | 'sea' | 'his' | 'are-cre' | 'are-upd' | 'are-get' | 'are-lis' | 'are-del';
@@ -421,13 +421,13 @@ describe('transport scenarios: REST, /v1/http, WebSocket and TCP give the same a
             assert.ok(previous?.next, 'the previous step gave a cursor');
             dat = { ...dat, cursor: previous.next };
           }
-          const before = step.code === undefined ? null : dumpDatabase(h.dbPath);
+          const before = step.code === undefined ? null : (await dumpStore(h.server.store));
           const outcome = await driver.run(step, dat);
           previous = outcome;
           if (step.code !== undefined) {
             assert.equal(outcome.code, v1 ? String(STATUS[step.code] ?? 400) : step.code, JSON.stringify(outcome.dat));
             assert.equal(typeof outcome.dat.message, 'string');
-            assert.equal(dumpDatabase(h.dbPath), before, 'a rejected step changed the stored data');
+            assert.equal((await dumpStore(h.server.store)), before, 'a rejected step changed the stored data');
             return;
           }
           assert.ok(outcome.ok, JSON.stringify(outcome.dat));

@@ -1,11 +1,11 @@
-/** Starts a real server on an ephemeral port over a temp SQLite file, with realms and tokens. */
+/** Starts a real server on an ephemeral port over a temp SQLite file, with realms and tokens. Stored data is read through the store port (dumpStore). */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { testConfig, type Config } from '../../internal/config/config.js';
 import { start, type RunningServer } from '../../internal/server.js';
 import type { Clock } from '../../internal/service/clock.js';
+import type { Page, Store } from '../../internal/store/port.js';
 
 export const adminToken = 'test-admin-token-0123456789';
 
@@ -81,30 +81,40 @@ export async function call(url: string, method: string, path: string, options: C
 }
 
 /**
- * Every row of every table, in a stable order: "stored data byte for byte". Not
- * `search_queue`: the full-text indexer's work list, whose entries the indexer's thread
- * applies and drops at its own pace (only writes that change objects add entries).
+ * Everything the store holds, read through the store port (never the database file, so
+ * that it works for every adapter): tenants and their signing keys, realms with their
+ * tokens, areas, objects and every object's history, in a stable order. Tests compare
+ * two dumps to show that a refused request changed nothing.
  */
-export function dumpDatabase(path: string): string {
-  const db = new Database(path, { readonly: true, fileMustExist: true });
-  try {
-    const tables = db
-      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != 'search_queue' ORDER BY name")
-      .all() as { name: string }[];
-    const parts: string[] = [];
-    for (const { name } of tables) {
-      const rows = db
-        .prepare(`SELECT * FROM "${name.replaceAll('"', '""')}"`)
-        .raw()
-        .all()
-        .map((row) => JSON.stringify(row, (_k, v: unknown) => (Buffer.isBuffer(v) ? v.toString('hex') : v)))
-        .sort();
-      parts.push(`${name}:${rows.join('\n')}`);
-    }
-    return parts.join('\n');
-  } finally {
-    db.close();
+export async function dumpStore(store: Store): Promise<string> {
+  const parts: string[] = [];
+  const line = (kind: string, value: unknown): void => {
+    parts.push(`${kind}:${JSON.stringify(value)}`);
+  };
+  for (const tenant of await store.tenants.list()) {
+    line('tenant', tenant);
+    for (const key of await store.signingKeys.listByTenant(tenant.id)) line('signing_key', key);
   }
+  for (const realm of await store.realms.list()) {
+    line('realm', realm);
+    for (const token of await store.tokens.listByRealm(realm.id)) line('token', token);
+    for await (const area of pages((cursor) => store.areas.list(realm.id, { limit: 1000, ...cursor }))) line('area', area);
+    for await (const object of pages((cursor) => store.objects.list(realm.id, { limit: 1000, ...cursor }))) {
+      line('object', object);
+      for await (const entry of pages((cursor) => store.objects.history(realm.id, object.id, { limit: 1000, order: 'asc', ...cursor }))) line('fix', entry);
+    }
+  }
+  return parts.join('\n');
+}
+
+/** Every item of a paged listing, following its cursors. */
+async function* pages<T>(read: (cursor: { cursor?: string }) => Promise<Page<T>>): AsyncGenerator<T> {
+  let cursor: string | null = null;
+  do {
+    const page: Page<T> = await read(cursor === null ? {} : { cursor });
+    yield* page.items;
+    cursor = page.next;
+  } while (cursor !== null);
 }
 
 /** Creates a realm and returns tokens of each scope for it. */
