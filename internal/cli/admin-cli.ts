@@ -16,6 +16,7 @@ import { TenantService } from '../service/tenants.js';
 import { defaultTenant } from '../auth/principal.js';
 import { keyedById } from '../service/views.js';
 import { openStore, storeFile } from '../store/open-store.js';
+import { redactStoreUrl } from '../store/store-url.js';
 import type { Store } from '../store/port.js';
 import { allowOnly, arg, intOption, parseArgs, UsageError, type ParsedArgs } from './cli-args.js';
 import { helpFor, usage } from './cli-help.js';
@@ -56,7 +57,7 @@ async function openConfiguredStore(parsed: ParsedArgs, env: NodeJS.ProcessEnv, i
   const create = parsed.switches.delete('create');
   const config = loadConfig(env, flag === undefined ? [] : ['--store', flag]);
   const file = storeFile(config.store);
-  io.err(`locus: store ${file === null ? config.store : `sqlite:${file}`}`);
+  io.err(`locus: store ${file === null ? redactStoreUrl(config.store) : `sqlite:${file}`}`);
   // A CLI run in the wrong directory must not quietly make a new, empty store there.
   if (file !== null && !create && !existsSync(file)) {
     throw new ConfigError(`no store at ${file}: start the server once to create it, or pass --create`);

@@ -24,3 +24,11 @@ export function storeUrlProblem(url: string): string | null {
   if (host.length === 0) return `LOCUS_STORE: ${scheme} needs a host, as in ${scheme}localhost${scheme === 'mongodb://' ? ':27017' : ''}/locus`;
   return null;
 }
+
+/** The URL with any password replaced by `***`, for messages and logs. */
+export function redactStoreUrl(url: string): string {
+  return url.replace(/^(mongodb(?:\+srv)?:\/\/)([^@/]*)@/, (_m, scheme: string, auth: string) => {
+    const colon = auth.indexOf(':');
+    return `${scheme}${colon < 0 ? auth : `${auth.slice(0, colon)}:***`}@`;
+  });
+}

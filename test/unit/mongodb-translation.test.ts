@@ -300,8 +300,8 @@ void describe('mongodb: writes', () => {
   });
 
   void it('history: one upsert per fix time (the later fix of an equal time), with the object after the batch', () => {
-    const next: TrackedObject = { id: 'van', label: 'L', location: null, data: { n: 1, __proto__: 'p' } as never, seen: 'N' };
-    Object.defineProperty(next.data, '__proto__', { value: 'p', enumerable: true, writable: true, configurable: true });
+    const data = JSON.parse('{"n":1,"__proto__":"p"}') as TrackedObject['data'];
+    const next: TrackedObject = { id: 'van', label: 'L', location: null, data, seen: 'N' };
     const writes = historyWrites(
       [
         { longitude: 6, latitude: 6, time: '2024-05-01T10:00:01.000Z' },
@@ -386,15 +386,17 @@ void describe('mongodb: documents, connection and errors', () => {
       await gate;
       log.push('a1');
     });
-    const second = queue.run(['a', 'b'], async () => {
+    const second = queue.run(['a', 'b'], () => {
       log.push('ab2');
-      throw new Error('fails alone');
+      return Promise.reject(new Error('fails alone'));
     });
-    const third = queue.run(['a'], async () => {
+    const third = queue.run(['a'], () => {
       log.push('a3');
+      return Promise.resolve();
     });
-    await queue.run(['c'], async () => {
+    await queue.run(['c'], () => {
       log.push('c');
+      return Promise.resolve();
     });
     assert.deepEqual(log, ['c']);
     release();

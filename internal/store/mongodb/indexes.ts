@@ -59,7 +59,8 @@ export async function ensureRealmIndexes(db: Db, retentionDays: number | null): 
 export async function syncHistoryTtl(db: Db, retentionDays: number): Promise<void> {
   const wanted = historyTtlIndex(retentionDays);
   const history = db.collection('history');
-  const existing = (await history.listIndexes().toArray()).find((index) => index.name === HISTORY_TTL_INDEX) as { expireAfterSeconds?: number } | undefined;
+  const indexes = (await history.listIndexes().toArray()) as { name?: string; expireAfterSeconds?: number }[];
+  const existing = indexes.find((index) => index.name === HISTORY_TTL_INDEX);
   if (wanted === null) {
     if (existing !== undefined) await history.dropIndex(HISTORY_TTL_INDEX);
     return;

@@ -14,6 +14,7 @@ import { MongoClient, type MongoClientOptions } from 'mongodb';
 import { ConfigError } from '../../config/config.js';
 import { LocusError } from '../../errors.js';
 import type { Store } from '../port.js';
+import { redactStoreUrl } from '../store-url.js';
 import { MongoAreaStore } from './area-store.js';
 import { controlCollections, MongoRealmStore, MongoSigningKeyStore, MongoTenantStore, MongoTokenStore } from './control-stores.js';
 import { ensureControlIndexes } from './indexes.js';
@@ -50,9 +51,7 @@ export function clientOptions(url: string): MongoClientOptions {
 }
 
 /** The URL with any password replaced, for messages. */
-export function redactUrl(url: string): string {
-  return url.replace(/^(mongodb(?:\+srv)?:\/\/)([^@/]*)@/, (_m, scheme: string, auth: string) => `${scheme}${auth.includes(':') ? `${auth.slice(0, auth.indexOf(':'))}:***` : auth}@`);
-}
+export const redactUrl = redactStoreUrl;
 
 export class MongoStore implements Store {
   readonly realms: MongoRealmStore;

@@ -140,8 +140,8 @@ export class MongoObjectStore implements ObjectStore {
         batchSize: Math.min(LIST_BATCH, query.limit + 1),
         allowDiskUse: true,
       });
-      // Filters translate exactly: without a shape, the page is the first limit + 1 documents.
-      if (inside === null) cursor.limit(query.limit + 1);
+      // Nothing to decide after the query: the page is its first limit + 1 documents.
+      if (inside === null && filter === null) cursor.limit(query.limit + 1);
       const rows: ObjectDoc[] = [];
       try {
         for await (const doc of cursor) {
