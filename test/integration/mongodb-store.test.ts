@@ -36,6 +36,24 @@ void describe('mongodb store: an unreachable server', () => {
     }
     await assert.rejects(store.ping(), (err: unknown) => err instanceof LocusError && err.code === 'unavailable' && err.message === 'store is closed');
   });
+
+  void it('bad limits and cursors are refused before the server is asked, as rejected promises', async () => {
+    const client = new MongoClient('mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=300', clientOptions('mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=300'));
+    const store = new MongoStore(client, 'locus');
+    const code = (expected: string) => (err: unknown) => err instanceof LocusError && err.code === expected;
+    try {
+      await assert.rejects(store.objects.list('r', { limit: 0 }), code('invalid_query'));
+      await assert.rejects(store.objects.list('r', { limit: 10, cursor: 'nope' }), code('invalid_cursor'));
+      await assert.rejects(store.areas.list('r', { limit: 10, cursor: 'nope' }), code('invalid_cursor'));
+      await assert.rejects(store.objects.search('r', { words: ['a'], limit: 10_001 }), code('invalid_query'));
+      await assert.rejects(store.objects.history('r', 'a', { limit: 0, order: 'asc' }), code('invalid_query'));
+      await assert.rejects(store.objects.history('r', 'a', { limit: 5, order: 'asc', cursor: 'nope' }), code('invalid_cursor'));
+      // A query the server must answer: unavailable.
+      await assert.rejects(store.objects.get('r', 'a'), code('unavailable'));
+    } finally {
+      await store.close();
+    }
+  });
 });
 
 if (testMongoUri === null) {

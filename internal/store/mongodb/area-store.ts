@@ -62,8 +62,8 @@ export class MongoAreaStore implements AreaStore {
   }
 
   list(realm: string, query: AreaListQuery): Promise<Page<Area>> {
-    const after = pageStart(query);
     return guarded(async () => {
+      const after = pageStart(query);
       const docs = await this.areas(realm)
         .find(after === '' ? {} : { _id: { $gt: after } }, { sort: { _id: 1 }, limit: query.limit + 1 })
         .toArray();

@@ -128,12 +128,12 @@ export class MongoObjectStore implements ObjectStore {
   }
 
   list(realm: string, query: ObjectListQuery): Promise<Page<TrackedObject>> {
-    const after = pageStart(query);
-    const filter = query.filter !== undefined && query.filter.length > 0 ? query.filter : null;
-    const inside = query.shape === undefined ? null : compileShape(query.shape);
-    const mongoQuery = listQuery(after, filterQuery(filter ?? undefined), query.shape === undefined ? null : shapeQuery(query.shape));
-    const fields = query.fields;
     return guarded(async () => {
+      const after = pageStart(query);
+      const filter = query.filter !== undefined && query.filter.length > 0 ? query.filter : null;
+      const inside = query.shape === undefined ? null : compileShape(query.shape);
+      const mongoQuery = listQuery(after, filterQuery(filter ?? undefined), query.shape === undefined ? null : shapeQuery(query.shape));
+      const fields = query.fields;
       const cursor = this.objects(realm).find(mongoQuery, {
         projection: OBJECT_READ_PROJECTION,
         sort: { _id: 1 },
@@ -173,10 +173,10 @@ export class MongoObjectStore implements ObjectStore {
   }
 
   search(realm: string, query: SearchQuery): Promise<SearchHit[]> {
-    checkLimit(query.limit);
-    const fields = query.fields;
-    const projection: Record<string, 0 | 1> = { wi: 0, wl: 0, g: 0, t: 0 };
     return guarded(async () => {
+      checkLimit(query.limit);
+      const fields = query.fields;
+      const projection: Record<string, 0 | 1> = { wi: 0, wl: 0, g: 0, t: 0 };
       const docs = await this.objects(realm)
         .aggregate<ObjectDoc & { _score: number }>(searchPipeline(query.words, query.limit, projection), { allowDiskUse: true })
         .toArray();
@@ -192,13 +192,13 @@ export class MongoObjectStore implements ObjectStore {
   }
 
   history(realm: string, id: string, query: HistoryQuery): Promise<Page<HistoryEntry>> {
-    checkLimit(query.limit);
-    const cursor = historyCursorTime(query.cursor);
-    const asc = query.order === 'asc';
-    const range: { from?: string; to?: string } = {};
-    if (query.from !== undefined) range.from = query.from;
-    if (query.to !== undefined) range.to = query.to;
     return guarded(async () => {
+      checkLimit(query.limit);
+      const cursor = historyCursorTime(query.cursor);
+      const asc = query.order === 'asc';
+      const range: { from?: string; to?: string } = {};
+      if (query.from !== undefined) range.from = query.from;
+      if (query.to !== undefined) range.to = query.to;
       const docs = await this.historyOf(realm)
         .find(historyQuery(id, range, cursor, asc), { sort: { t: asc ? 1 : -1 }, limit: query.limit + 1, projection: { _id: 0 } })
         .toArray();
