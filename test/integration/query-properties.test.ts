@@ -23,6 +23,7 @@ import type { Store } from '../../internal/store/port.js';
 import { openSqliteStore } from '../../internal/store/sqlite/sqlite-store.js';
 import { PAST_BUFFER_FIXES } from '../../internal/store/sqlite/history-rows.js';
 import { assertHistoryPages, historyStoreName, openHistoryStore } from '../support/history-stores.js';
+import { freshMongoStore, testMongoUri } from '../support/mongodb.js';
 
 const NOW = '2024-05-01T12:00:00.000Z';
 const TIME = '2024-05-01T10:00:00.000Z';
@@ -44,10 +45,10 @@ after(async () => {
 });
 
 /** Opens `make()` before the tests of the enclosing describe and closes it after them. */
-function scopedStore(make: () => Store, shared = false): () => Store {
+function scopedStore(make: () => Store | Promise<Store>, shared = false): () => Store {
   let store: Store | undefined;
-  before(() => {
-    store = shared ? mainStore() : make();
+  before(async () => {
+    store = shared ? mainStore() : await make();
   });
   after(async () => {
     if (!shared) await store?.close();
@@ -58,16 +59,22 @@ function scopedStore(make: () => Store, shared = false): () => Store {
   };
 }
 
+// MongoDB where a server is configured (LOCUS_TEST_MONGODB_URI): the same oracles decide.
+const mongoPlans: { name: string; make: () => Promise<Store>; shared: boolean }[] =
+  testMongoUri === null ? [] : [{ name: 'mongodb', make: () => freshMongoStore(testMongoUri as string), shared: false }];
+
 // Three plans: the default choice, one whose shape queries always take the id-ordered
 // plan, and one that always takes the spatial plan.
-const plans: { name: string; make: () => Store; shared: boolean }[] = [
+const plans: { name: string; make: () => Store | Promise<Store>; shared: boolean }[] = [
   { name: 'auto plan', make: open.auto, shared: true },
   { name: 'ordered plan', make: open.ordered, shared: false },
   { name: 'spatial plan', make: open.spatial, shared: false },
+  ...mongoPlans,
 ];
 // History: the default store, and stores whose object rows hold fewer past fixes before
 // these move to the history table (1: each at once), so that every run moves some.
-const historyPlans: { name: string; make: () => Store; shared: boolean }[] = [
+const historyPlans: { name: string; make: () => Store | Promise<Store>; shared: boolean }[] = [
+  ...mongoPlans,
   { name: `${PAST_BUFFER_FIXES} held`, make: open.auto, shared: true },
   ...[1, 2, 3].map((held) => ({ name: `${held} held`, make: (): Store => openSqliteStore(':memory:', { pastBuffer: held }), shared: false })),
   // Small chunks of `history` (history-chunks.ts): the times below are 1 ms, 1 s and 1 h apart.
