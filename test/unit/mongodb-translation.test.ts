@@ -4,6 +4,7 @@
  * adapter against a real server: test/integration/mongodb-store.test.ts (the store contract).
  */
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { describe, it } from 'node:test';
 import { parseFilter } from '../../internal/domain/filter.js';
 import { foldPatches } from '../../internal/domain/object.js';
@@ -154,6 +155,34 @@ void describe('mongodb: shapes and paging', () => {
         }
       }
     }
+  });
+
+  void it('property: every point a random shape holds lies in one of its caps (with the margin to spare)', () => {
+    const double = (min: number, max: number): fc.Arbitrary<number> => fc.double({ min, max, noNaN: true, noDefaultInfinity: true });
+    const lon = fc.oneof(double(-180, 180), double(178, 180), double(-180, -178), fc.constantFrom(-180, 180, 0));
+    const lat = fc.oneof(double(-90, 90), double(85, 90), double(-90, -85), fc.constantFrom(-90, 90, 0));
+    const shapeArb: fc.Arbitrary<Shape> = fc.oneof(
+      fc.record({ cx: lon, cy: lat, r: fc.oneof(double(0.001, 10), double(10, 100_000), double(100_000, 20_037_509)) }),
+      fc.record({ w: lon, e: lon, a: lat, b: lat }).map(({ w, e, a, b }) => ({ w, e, s: Math.min(a, b), n: Math.max(a, b) })),
+      fc.array(fc.tuple(lon, lat), { minLength: 3, maxLength: 6 }).map((points) => ({ points })),
+    );
+    fc.assert(
+      fc.property(shapeArb, fc.array(fc.tuple(lon, lat), { minLength: 1, maxLength: 40 }), (shape, points) => {
+        const caps = shapeCaps(shape);
+        if (caps === null) return;
+        const inside = compileShape(shape);
+        // The shape's own corners and vertices, and random points.
+        const probes: [number, number][] = [...points];
+        if ('points' in shape) probes.push(...shape.points);
+        else if (!('r' in shape)) probes.push([shape.w, shape.s], [shape.e, shape.n], [shape.w, shape.n], [shape.e, shape.s]);
+        for (const [x, y] of probes) {
+          if (!inside(x, y)) continue;
+          const held = caps.some(([[cx, cy], radius]) => haversineMeters(cx, cy, x, y) / 6_371_008.8 <= radius - 5e-10);
+          assert.ok(held, `${JSON.stringify(shape)}: (${x}, ${y}) is in no cap`);
+        }
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   void it('list pages: after the cursor id, then filter and shape, all required', () => {
