@@ -100,12 +100,16 @@ class OwnedStore implements Store {
 /** `sqlite:<path>`: the SQLite adapter, loaded only when used. */
 const openSqlite: StoreOpener = async (url, options) => {
   const [{ openSqliteStore }, { claimStore }] = await Promise.all([import('./sqlite/sqlite-store.js'), import('./sqlite/store-owner.js')]);
-  const sqliteOptions = options.onBackgroundError === undefined ? {} : { onIndexerError: options.onBackgroundError };
+  const sqliteOptions = {
+    ...(options.onBackgroundError === undefined ? {} : { onIndexerError: options.onBackgroundError }),
+    // Shared: several processes serve the file (store-owner.ts, sqlite-store.ts).
+    ...(options.ownership === undefined ? {} : { ownership: options.ownership }),
+  };
   const file = storeFile(url);
   if (file === null) return openSqliteStore(':memory:', sqliteOptions);
   prepareDirectory(url, file);
   if (options.claimOwnership !== true) return openSqliteStore(file, sqliteOptions);
-  const ownership = claimStore(file, `LOCUS_STORE=${url}`);
+  const ownership = claimStore(file, `LOCUS_STORE=${url}`, options.ownership);
   try {
     return new OwnedStore(openSqliteStore(file, sqliteOptions), ownership);
   } catch (err) {
