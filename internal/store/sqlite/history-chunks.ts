@@ -1,8 +1,10 @@
 /**
  * Past fixes in `history` as chunks (schema.ts version 10): one row holds the fixes of
  * one object over a short time, in time order, encoded as an object row holds them
- * (history-rows.ts appendPast). The key is the object's rowid and the chunk's last time;
- * the row also has its first time and its number of fixes.
+ * (history-rows.ts appendPast). The key is the object's rowid and the chunk's last time
+ * (the unique index `history_by_object`: since schema.ts version 15 chunks are appended in
+ * the order they are written, so that a batch's flushes share the table's last pages); the
+ * row also has its first time and its number of fixes.
  *
  * Invariants, which the reads rely on:
  * - an object has one stored fix per time: storing fixes first removes those of the
@@ -14,7 +16,9 @@
  * A flush of an object's held fixes (PAST_BUFFER_FIXES of them) was one insert per fix
  * before, each a seek into the object's place of the table; it is one insert now.
  * Measured (10,000 objects, flushes of 8 fixes, 125 a transaction): 14–18 µs a flush
- * instead of 32–47.
+ * instead of 32–47. Reads find an object's chunks through the index, one lookup each
+ * (a page of 500 fixes of one of 2,000 trackers with 600 fixes each: 0.7–1.5 ms, warm
+ * cache, as with the chunks clustered by object).
  */
 import type { Database, Statement } from 'better-sqlite3';
 import { appendPast, CHUNK_FIXES, CHUNK_LIMITS, chunkFixes, decodePast, encodePastInto, MAX_FIX_BYTES, withinLimits, type ChunkLimits, type HistoryBound, type StoredFix } from './history-rows.js';
