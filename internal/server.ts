@@ -284,6 +284,8 @@ export async function start(config: Config, options: StartOptions = {}): Promise
       // Closed connections' presence transitions read the store: let them finish first.
       await Promise.race([presence.idle(), deadline]);
       clearTimeout(timer);
+      // Other processes drop this one's presence claims at once, not when the lease runs out.
+      presence.close();
       await bus.close();
       await retention.stop();
       await store.close();
