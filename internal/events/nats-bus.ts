@@ -75,7 +75,8 @@ const presenceSubject = 'locus.presence';
 
 interface Interest {
   count: number;
-  sub: Subscription;
+  /** Null when the connection was already closed. */
+  sub: Subscription | null;
 }
 
 /** Connects (throws when no server answers), then returns the bus. */
@@ -119,6 +120,7 @@ export class NatsBus implements EventBus {
   private readonly maxBuffered: number;
   private connected = true;
   private closing = false;
+  private closed: Promise<void> | null = null;
   private downSince: Date | null = null;
   /** Messages kept while disconnected, sent in order on reconnect. */
   private buffer: [subject: string, payload: string][] = [];
@@ -214,8 +216,12 @@ export class NatsBus implements EventBus {
   }
 
   /** Sends what is buffered and delivers what is queued, then closes the connection. */
-  async close(): Promise<void> {
-    if (this.closing) return;
+  close(): Promise<void> {
+    this.closed ??= this.shutdown();
+    return this.closed;
+  }
+
+  private async shutdown(): Promise<void> {
     this.closing = true;
     const timeout = this.options.drainTimeoutMs ?? 5_000;
     let timer: NodeJS.Timeout | undefined;
@@ -255,12 +261,14 @@ export class NatsBus implements EventBus {
     if (interest === undefined) {
       interest = {
         count: 0,
-        sub: this.nc.subscribe(subject, {
-          callback: (err, msg) => {
-            if (err === null) onMessage(msg);
-            else this.onError(err);
-          },
-        }),
+        sub: this.nc.isClosed()
+          ? null
+          : this.nc.subscribe(subject, {
+              callback: (err, msg) => {
+                if (err === null) onMessage(msg);
+                else this.onError(err);
+              },
+            }),
       };
       table.set(key, interest);
     }
@@ -274,7 +282,7 @@ export class NatsBus implements EventBus {
         const current = table.get(key);
         if (current === undefined || --current.count > 0) return;
         table.delete(key);
-        if (!this.nc.isClosed()) current.sub.unsubscribe();
+        if (!this.nc.isClosed()) current.sub?.unsubscribe();
       },
     };
   }

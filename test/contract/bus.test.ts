@@ -10,7 +10,7 @@ import { openNatsBus, type NatsBus, type NatsBusOptions } from '../../internal/e
 import { openBus } from '../../internal/events/open-bus.js';
 import { realmToken, type LocusEvent } from '../../internal/events/port.js';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
-import { busContract, collect, eventually, loc } from './bus-contract.js';
+import { busContract, collect, eventually, loc, numberOf } from './bus-contract.js';
 
 busContract({
   name: 'local',
@@ -131,11 +131,7 @@ describe('nats bus', () => {
     try {
       const got = collect(b, 'big');
       await settle();
-      const events: LocusEvent[] = Array.from({ length: 6000 }, (_, i) => ({
-        kind: 'loc',
-        realm: 'big',
-        object: { id: `object-${i}`, label: 'x'.repeat(200), location: null, data: { i }, connectionStatus: 'dis' },
-      }));
+      const events: LocusEvent[] = Array.from({ length: 6000 }, (_, i) => ({ kind: 'pub', realm: 'big', eve: 'e', idp: `object-${i}`, dat: { i, text: 'x'.repeat(200) } }));
       a.publish('big', events);
       await eventually(() => got.events.length === 6000, '6000 events');
       assert.ok(got.messages.length > 1);
@@ -166,10 +162,10 @@ describe('nats bus', () => {
       await eventually(() => a.health().ok && b.health().ok, 'both buses to reconnect', 10_000);
       await settle();
       a.publish('outage', [loc('outage', 'x', 3)]);
-      await eventually(() => remote.events.some((e) => e.kind === 'loc' && e.object.data.n === 3), 'the event after the restart', 10_000);
+      await eventually(() => remote.events.some((e) => numberOf(e) === 3), 'the event after the restart', 10_000);
       // What was buffered during the outage went out first, in order.
       assert.deepEqual(
-        remote.events.map((e) => (e.kind === 'loc' ? e.object.data.n : null)),
+        remote.events.map(numberOf),
         [1, 2, 3],
       );
     } finally {
@@ -191,7 +187,7 @@ describe('nats bus', () => {
       await eventually(() => a.health().ok && b.health().ok, 'reconnect', 10_000);
       await a.flush();
       await eventually(() => remote.events.length > 0, 'the buffered events');
-      const ns = remote.events.map((e) => (e.kind === 'loc' ? (e.object.data.n as number) : -1));
+      const ns = remote.events.map(numberOf);
       assert.ok(ns.length < 100);
       assert.deepEqual(ns, ns.map((_, i) => i), 'the first ones, in order');
     } finally {
