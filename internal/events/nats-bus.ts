@@ -52,6 +52,10 @@ export interface NatsBusOptions {
   servers: string[];
   /** The connection name servers show (/connz). */
   name?: string;
+  /** Credentials (from `nats://user:pass@host` or `nats://token@host`; openBus takes them out of the URLs). */
+  user?: string;
+  pass?: string;
+  token?: string;
   /** Hears of a handler that threw or a message that could not be read. */
   onError?: (err: unknown) => void;
   log?: BusLog;
@@ -99,6 +103,8 @@ export async function openNatsBus(options: NatsBusOptions): Promise<NatsBus> {
       return Math.round(delay * (0.5 + Math.random() / 2));
     },
     ...(options.servers.some((s) => s.startsWith('tls://')) ? { tls: {} } : {}),
+    ...(options.user === undefined ? {} : { user: options.user, pass: options.pass ?? '' }),
+    ...(options.token === undefined ? {} : { token: options.token }),
   };
   let nc: NatsConnection;
   try {

@@ -32,6 +32,23 @@ function natsServers(url: string): string[] {
   return url.split(',').map((s) => s.trim());
 }
 
+/**
+ * The servers without credentials, and the credentials (the NATS client ignores them in URLs):
+ * `nats://user:pass@host` gives user and password, `nats://token@host` a token.
+ */
+export function natsConnection(url: string): { servers: string[]; user?: string; pass?: string; token?: string } {
+  let credentials: { user?: string; pass?: string; token?: string } = {};
+  const servers = natsServers(url).map((server) => {
+    const parsed = new URL(server);
+    if (parsed.username !== '' && credentials.user === undefined && credentials.token === undefined) {
+      const name = decodeURIComponent(parsed.username);
+      credentials = parsed.password === '' ? { token: name } : { user: name, pass: decodeURIComponent(parsed.password) };
+    }
+    return `${parsed.protocol}//${parsed.host}`;
+  });
+  return { servers, ...credentials };
+}
+
 const schemes: BusScheme[] = [
   {
     example: 'local',
@@ -59,7 +76,7 @@ const schemes: BusScheme[] = [
     open: async (url, options) => {
       const { openNatsBus } = await import('./nats-bus.js');
       return openNatsBus({
-        servers: natsServers(url),
+        ...natsConnection(url),
         ...(options.name === undefined ? {} : { name: options.name }),
         ...(options.onError === undefined ? {} : { onError: options.onError }),
         ...(options.log === undefined ? {} : { log: options.log }),
