@@ -59,10 +59,12 @@ const schemes: BusScheme[] = [
     example: 'nats://host:4222[,nats://host2:4222] (or tls://host:4222)',
     check: (url) => {
       if (!/^(nats|tls):\/\//.test(url)) return undefined;
-      for (const server of natsServers(url)) {
+      for (const given of natsServers(url)) {
+        // Messages never show credentials.
+        const server = given.replace(/\/\/[^@/]*@/, '//***@');
         let parsed: URL;
         try {
-          parsed = new URL(server);
+          parsed = new URL(given);
         } catch {
           return `"${server}" is not a URL`;
         }

@@ -93,6 +93,10 @@ describe('LOCUS_BUS validation', () => {
     assert.deepEqual(natsConnection('nats://a'), { servers: ['nats://a'] });
   });
 
+  it('never shows credentials in its messages', () => {
+    assert.throws(() => loadConfig({ LOCUS_BUS: 'nats://locus:s3cret@a:4222/x' }), (err: unknown) => err instanceof Error && err.message.includes('"nats://***@a:4222/x"') && !err.message.includes('s3cret'));
+  });
+
   it('openBus refuses what it cannot open, the same way', async () => {
     await assert.rejects(openBus('kafka://x'), /LOCUS_BUS must be .*"kafka:\/\/x" is not a supported bus/);
   });
