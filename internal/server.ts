@@ -16,6 +16,7 @@ import { createLogger } from './observability/logger.js';
 import { SEMI_SPACE_MIB, SERVER_NODE_OPTIONS, semiSpaceOption } from './runtime/node-options.js';
 import { Access } from './service/access.js';
 import { AreaService } from './service/areas.js';
+import { ChangeStream } from './service/changes.js';
 import { systemClock, type Clock } from './service/clock.js';
 import { HistoryRetention } from './service/history-retention.js';
 import { ObjectService } from './service/objects.js';
@@ -104,11 +105,10 @@ export async function start(config: Config, options: StartOptions = {}): Promise
     onError: (err) => logger.error({ err }, 'presence transition failed'),
     onTruncated: (realm, limit) => logger.warn({ realm, limit }, 'presence change touched more objects than it announces'),
   });
-  const listener = new GeofenceEngine(
-    store.areas,
-    bus,
-    (err, realm) => logger.error({ err, realm }, 'loading areas for geofences failed'),
-    presence,
+  // Every stored change goes to the change stream; geofencing is its first listener.
+  const listener = new ChangeStream((err) => logger.error({ err }, 'a change listener failed'));
+  listener.add(
+    new GeofenceEngine(store.areas, bus, (err, realm) => logger.error({ err, realm }, 'loading areas for geofences failed'), presence),
   );
   const realms = new RealmService(store, clock, listener, bus);
   const tenants = new TenantService(store, clock);
