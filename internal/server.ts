@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { Authenticator } from './auth/authenticator.js';
+import { HeldSigningKeys, HeldTokens } from './auth/held-lookups.js';
 import { RateLimiter } from './auth/rate-limiter.js';
 import { readBuildInfo } from './build-info.js';
 import type { Config } from './config/config.js';
@@ -17,6 +18,7 @@ import { SEMI_SPACE_MIB, SERVER_NODE_OPTIONS, semiSpaceOption } from './runtime/
 import { Access } from './service/access.js';
 import { AreaService } from './service/areas.js';
 import { ChangeStream } from './service/changes.js';
+import { ControlChannel } from './service/control.js';
 import { systemClock, type Clock } from './service/clock.js';
 import { HistoryRetention } from './service/history-retention.js';
 import { ObjectService } from './service/objects.js';
@@ -107,13 +109,17 @@ export async function start(config: Config, options: StartOptions = {}): Promise
   });
   // Every stored change goes to the change stream; geofencing is its first listener.
   const listener = new ChangeStream((err) => logger.error({ err }, 'a change listener failed'));
-  listener.add(
-    new GeofenceEngine(store.areas, bus, (err, realm) => logger.error({ err, realm }, 'loading areas for geofences failed'), presence),
-  );
-  const realms = new RealmService(store, clock, listener, bus);
-  const tenants = new TenantService(store, clock);
+  const geofence = new GeofenceEngine(store.areas, bus, (err, realm) => logger.error({ err, realm }, 'loading areas for geofences failed'), presence);
+  listener.add(geofence);
+  // Caches are told of changes (by any process) through control messages on the bus.
+  const control = new ControlChannel(bus, (err) => logger.error({ err }, 'a cache failed to drop an entry'));
+  const realms = new RealmService(store, clock, listener, bus, control);
+  const tenants = new TenantService(store, clock, control);
+  const heldTokens = new HeldTokens(store.tokens, clock);
+  const heldKeys = new HeldSigningKeys(store.signingKeys, clock);
+  for (const cache of [realms, heldTokens, heldKeys, geofence]) control.add(cache);
   const access = new Access(
-    new Authenticator(store.tokens, config.adminToken, { signingKeys: store.signingKeys, jwtSecret: config.jwtSecret, clock }),
+    new Authenticator(heldTokens, config.adminToken, { signingKeys: heldKeys, jwtSecret: config.jwtSecret, clock }),
     realms,
     new RateLimiter(),
     {
@@ -131,7 +137,7 @@ export async function start(config: Config, options: StartOptions = {}): Promise
     listener,
     presence,
   );
-  const areas = new AreaService(store, { maxPage: config.maxPage, maxVertices: config.maxVertices }, listener);
+  const areas = new AreaService(store, { maxPage: config.maxPage, maxVertices: config.maxVertices }, listener, control);
   const demoToken = config.demoRealm ? await realms.ensureDemo() : null;
   const build = readBuildInfo();
   const subscriptions = new Subscriptions(bus);
@@ -282,6 +288,7 @@ export async function start(config: Config, options: StartOptions = {}): Promise
       // Closed connections' presence transitions read the store: let them finish first.
       await Promise.race([presence.idle(), deadline]);
       clearTimeout(timer);
+      control.close();
       await bus.close();
       await retention.stop();
       await store.close();
