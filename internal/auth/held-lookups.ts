@@ -10,7 +10,7 @@
  * Unknown tokens and keys are never held, so a stream of made-up ones cannot fill the cache,
  * and a lookup that was under way when a drop came is not held either.
  */
-import type { ControlMessage } from '../events/port.js';
+import type { ControlMessage } from '../domain/events.js';
 import type { SigningKeyRecord, TokenRecord } from '../domain/types.js';
 import type { SigningKeyStore, TokenStore } from '../store/port.js';
 

@@ -22,7 +22,8 @@
  * realm's index, and the next change loads it again; a load under way starts over.
  */
 import type { Area, AreaChange, Location, ObjectChange } from '../domain/types.js';
-import type { ControlMessage, EventBus, LocusEvent } from '../events/port.js';
+import type { ControlMessage, LocusEvent } from '../domain/events.js';
+import type { EventBus } from '../events/port.js';
 import type { ChangeListener } from '../service/changes.js';
 import { noPresence, type PresenceLookup } from '../service/presence-port.js';
 import type { AreaStore } from '../store/port.js';
@@ -64,14 +65,8 @@ export function eventsOf(change: ObjectChange, index: AreaIndex, presence: Prese
   if (after === null || sameLocation(before, after)) return [];
   const obj = change.new;
   // connectionStatus is presence's (compat 6): a fix alone does not make the object `con`.
-  const connectionStatus = presence.statusOf(realm, obj.id);
-  const events: LocusEvent[] = [
-    {
-      kind: 'loc',
-      realm,
-      object: { id: obj.id, label: obj.label, location: after, data: obj.data, connectionStatus },
-    },
-  ];
+  // The object as stored: the wire view is built where the event goes to the wire.
+  const events: LocusEvent[] = [{ kind: 'loc', realm, object: obj, connectionStatus: presence.statusOf(realm, obj.id) }];
   const wasIn = before === null ? noAreas : index.containing(before.longitude, before.latitude);
   const isIn = index.containing(after.longitude, after.latitude);
   // Both lists are in id order: exits are the areas of wasIn missing from isIn, enters

@@ -5,7 +5,8 @@
  * store again. An announcement reaches this process's caches at once (a revoked token is
  * refused by the very next request), and the others' through the bus.
  */
-import type { ControlMessage, EventBus } from '../events/port.js';
+import type { ControlMessage } from '../domain/events.js';
+import type { EventBus } from '../events/port.js';
 
 /** A cache that drops what a control message names. */
 export interface ControlListener {

@@ -19,7 +19,8 @@
 import type { Principal } from '../auth/principal.js';
 import { compileGlob, type CompiledGlob } from '../domain/id-glob.js';
 import type { ConnectionStatus } from '../domain/types.js';
-import type { EventBus, LocusEvent } from '../events/port.js';
+import type { LocusEvent } from '../domain/events.js';
+import type { EventBus } from '../events/port.js';
 import type { ObjectStore } from '../store/port.js';
 import type { LiveConnection } from './live-connection.js';
 import type { PresenceLookup } from './presence-port.js';

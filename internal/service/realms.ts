@@ -12,7 +12,7 @@ import { parseRealmCreate, parseRealmPatch } from '../domain/realm-entity.js';
 import { realmKey } from '../domain/realm-key.js';
 import { defaultRealmSettings, parseRealmSettings } from '../domain/realm-settings.js';
 import type { Realm, RealmSettings, Scope } from '../domain/types.js';
-import type { ControlMessage, RealmChangedEvent } from '../events/port.js';
+import type { ControlMessage, RealmChangedEvent } from '../domain/events.js';
 import { invalid, notFound, realmExists, unknownRealm } from '../errors.js';
 import type { Store } from '../store/port.js';
 import type { ChangeListener } from './changes.js';

@@ -21,7 +21,9 @@ import {
 const loc: LocusEvent = {
   kind: 'loc',
   realm: 'r',
-  object: { id: 'o', label: null, location: { longitude: 1, latitude: 2, time: '2026-01-01T00:00:00.000Z' }, data: {}, connectionStatus: 'con' },
+  // The object as stored (seen, tasks): the wire view shows neither.
+  object: { id: 'o', label: null, location: { longitude: 1, latitude: 2, time: '2026-01-01T00:00:00.000Z' }, data: {}, seen: '2026-01-01T00:00:00.000Z', tasks: ['t1'] },
+  connectionStatus: 'con',
 };
 const ent: LocusEvent = { kind: 'ent', realm: 'r', object: 'o', area: 'A', time: '2026-01-01T00:00:00.000Z' };
 const delArea: LocusEvent = { kind: 'del', realm: 'r', area: 'A' };
@@ -81,7 +83,13 @@ describe('v1 codec', () => {
     assert.deepEqual(encodeEventMessages([delObject, delArea]), [
       '[{"typ":"evt","act":"del","rea":"r","dat":{"object":"o"}},{"typ":"evt","act":"del","rea":"r","dat":{"area":"A"}}]',
     ]);
-    assert.deepEqual((JSON.parse(encodeEvent(loc)) as { dat: unknown }).dat, (loc as { object: unknown }).object);
+    assert.deepEqual((JSON.parse(encodeEvent(loc)) as { dat: unknown }).dat, {
+      id: 'o',
+      label: null,
+      location: { longitude: 1, latitude: 2, time: '2026-01-01T00:00:00.000Z' },
+      data: {},
+      connectionStatus: 'con',
+    });
   });
 
   it('cuts events sent together into messages of at most the limit, and encodes a list once for all who get it', () => {

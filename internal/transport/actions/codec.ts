@@ -11,7 +11,8 @@ import type { BuildInfo } from '../../build-info.js';
 import { describe, isJsonObject } from '../../domain/ids.js';
 import { splitRealmKey } from '../../domain/realm-key.js';
 import { invalid, LocusError, tooLarge } from '../../errors.js';
-import type { LocusEvent } from '../../events/port.js';
+import type { LocusEvent } from '../../domain/events.js';
+import { objectView } from '../../service/views.js';
 import type { V1Answer, V1Message } from './v1-handler.js';
 
 /** A client-chosen correlation id (`cid`, or the extension `rid`), echoed as given. */
@@ -177,7 +178,7 @@ export const eventMessageChars = 64 * 1024;
 function eventDat(event: LocusEvent): unknown {
   switch (event.kind) {
     case 'loc':
-      return event.object;
+      return objectView(event.object, event.connectionStatus);
     case 'ent':
     case 'exi':
       return { object: event.object, area: event.area, time: event.time };

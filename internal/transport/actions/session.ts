@@ -20,7 +20,7 @@ import type { Logger } from 'pino';
 import { bearerSecret, type Principal } from '../../auth/authenticator.js';
 import type { BuildInfo } from '../../build-info.js';
 import { closeCodeOf, invalid, LocusError, toLocusError } from '../../errors.js';
-import type { LocusEvent } from '../../events/port.js';
+import type { LocusEvent } from '../../domain/events.js';
 import type { Access } from '../../service/access.js';
 import type { EventSink, Subscriptions } from '../../service/subscriptions.js';
 import {
