@@ -71,8 +71,8 @@ describe('v1 codec', () => {
       '[{"typ":"obj","act":"rea","res":"err","err":"unknown object x","erc":404},{"cid":"z","res":"err","err":"bad","erc":400}]',
     );
     assert.equal(encodeFrameError(new LocusError('too_large', 'big')), '[{"res":"err","err":"big","erc":413}]');
-    assert.equal(encodeAuthFailure('signature is invalid'), '[{"typ":"sys","act":"aut","res":"err","err":"signature is invalid","erc":401}]');
-    assert.equal(encodeAuthFailure('slow down', 429), '[{"typ":"sys","act":"aut","res":"err","err":"slow down","erc":429}]');
+    assert.equal(encodeAuthFailure(new LocusError('unauthorized', 'signature is invalid')), '[{"typ":"sys","act":"aut","res":"err","err":"signature is invalid","erc":401}]');
+    assert.equal(encodeAuthFailure(new LocusError('rate_limited', 'slow down')), '[{"typ":"sys","act":"aut","res":"err","err":"slow down","erc":429}]');
     assert.equal(encodeAuthSuccess({ version: '1.2.3', buildDate: 'd' }), '[{"typ":"sys","act":"aut","res":"suc","dat":{"version":"1.2.3","buildDate":"d"}}]');
     assert.equal(encodePush([{ typ: 'sub', id: 's', uty: 'ful' }]), '[{"typ":"sub","id":"s","uty":"ful"}]');
   });

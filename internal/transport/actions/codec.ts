@@ -139,9 +139,12 @@ export function encodeAuthSuccess(build: BuildInfo): string {
   return JSON.stringify([{ typ: 'sys', act: 'aut', res: 'suc', dat: { version: build.version, buildDate: build.buildDate } }]);
 }
 
-/** A failed sign-in (401; 429 when the address has failed too often); the connection stays open for another `Bearer` frame. */
-export function encodeAuthFailure(message: string, erc = 401): string {
-  return JSON.stringify([{ typ: 'sys', act: 'aut', res: 'err', err: message, erc }]);
+/**
+ * A failed sign-in (`unauthorized`; `rate_limited` when the address has failed too often): its
+ * message and the catalogue's status; the connection stays open for another `Bearer` frame.
+ */
+export function encodeAuthFailure(error: LocusError): string {
+  return JSON.stringify([{ typ: 'sys', act: 'aut', res: 'err', err: error.message, erc: error.status }]);
 }
 
 /** Pushed messages (subscription pushes, pub/sub deliveries) as one frame. */
