@@ -1,0 +1,27 @@
+/**
+ * The two construction points of a server's outside world: its store and its event bus. Each
+ * is one function of the configuration, so that choosing an adapter by URL (cluster mode:
+ * MongoDB, NATS) changes one line here.
+ */
+import type { Logger } from 'pino';
+import { ConfigError, type Config } from '../config/config.js';
+import { LocalEventBus } from '../events/local-bus.js';
+import type { EventBus } from '../events/port.js';
+import { openStore } from '../store/open-store.js';
+import type { Store } from '../store/port.js';
+
+/** The store LOCUS_STORE names, claimed for this process. */
+export function openServerStore(config: Config, logger: Logger): Promise<Store> {
+  return Promise.resolve(
+    openStore(config.store, {
+      claimOwnership: true,
+      onBackgroundError: (err) => logger.error({ err }, 'store background work failed; retrying'),
+    }),
+  );
+}
+
+/** The event bus LOCUS_BUS names: `local`, the in-process bus, is the one there is. */
+export function openServerBus(config: Config, logger: Logger): Promise<EventBus> {
+  if (config.bus !== 'local') return Promise.reject(new ConfigError(`LOCUS_BUS must be "local", got "${config.bus}"`));
+  return Promise.resolve(new LocalEventBus((err) => logger.error({ err }, 'event delivery failed')));
+}
