@@ -8,7 +8,7 @@ import { rejectRepeatedParams } from '../../domain/list-query.js';
 import type { Right } from '../../auth/principal.js';
 import { allowedOn, idFilter, idForbidden, readFilter, type IdFilter } from '../../auth/rights.js';
 import type { Realm } from '../../domain/types.js';
-import { LocusError } from '../../errors.js';
+import { errorCatalogue, LocusError } from '../../errors.js';
 import type { Access } from '../../service/access.js';
 import type { AreaService } from '../../service/areas.js';
 import type { ObjectService } from '../../service/objects.js';
@@ -271,7 +271,7 @@ export function createRestApp(deps: RestDeps): express.Express {
     const ready = deps.isAccepting() && (await deps.store.ping().then(() => true, () => false));
     const bus = deps.busHealth?.() ?? { ok: true, detail: '' };
     // A bus outage leaves reads and writes working: ready, with the outage in `detail`.
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'unavailable', ...(bus.ok ? {} : { detail: `event bus: ${bus.detail}` }) });
+    res.status(ready ? 200 : errorCatalogue.unavailable.status).json({ status: ready ? 'ready' : 'unavailable', ...(bus.ok ? {} : { detail: `event bus: ${bus.detail}` }) });
   });
   app.get('/v2/version', (_req, res) => {
     res.json(deps.build);
