@@ -4,7 +4,8 @@
  *
  * Subjects (docs/operations.md "NATS bus"):
  *   locus.<realm>.evt.<kind>          a realm's events; one message holds a JSON array of the
- *                                     consecutive events of one kind of one publish call
+ *                                     events of one kind of one publish call (kind-runs.ts:
+ *                                     gathered by kind, each object's events kept in order)
  *   locus.<realm>.sys.deleted         the realm was deleted
  *   locus.tenant.<tenant>.realm       a realm of the tenant was created, changed or deleted
  *   locus.ctl.<kind>                  control messages (cache invalidation), every process
@@ -28,6 +29,7 @@
  * state, resent every heartbeat). `health()` tells the outage (readiness detail).
  */
 import { connect, Events, type ConnectionOptions, type Msg, type NatsConnection, type Subscription } from 'nats';
+import { kindRuns } from './kind-runs.js';
 import { LocalEventBus } from './local-bus.js';
 import {
   realmToken,
@@ -155,13 +157,7 @@ export class NatsBus implements EventBus {
     if (events.length === 0) return;
     this.local.publish(realm, events);
     const prefix = `locus.${this.token(realm)}.evt.`;
-    let start = 0;
-    for (let i = 1; i <= events.length; i++) {
-      const kind = (events[start] as LocusEvent).kind;
-      if (i < events.length && (events[i] as LocusEvent).kind === kind) continue;
-      this.sendEvents(prefix + kind, start === 0 && i === events.length ? events : events.slice(start, i));
-      start = i;
-    }
+    for (const run of kindRuns(events)) this.sendEvents(prefix + run.kind, run.events);
   }
 
   publishRealmDeleted(realm: string): void {

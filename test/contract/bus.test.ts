@@ -178,6 +178,27 @@ describe('nats bus', () => {
     }
   });
 
+  it('sends interleaved kinds (a bulk write: obj a, loc a, obj b, loc b, …) as one message per kind, each object\'s events in order', async () => {
+    const { a, b, settle, close } = await natsPair();
+    try {
+      const got = collect(b, 'bulk');
+      await settle();
+      const before = await server.monitor<{ in_msgs: number }>('/varz');
+      const events: LocusEvent[] = Array.from({ length: 300 }, (_, i) => [
+        { kind: 'cst' as const, realm: 'bulk', object: `o${i}`, status: 'con' as const },
+        loc('bulk', `o${i}`, i),
+      ]).flat();
+      a.publish('bulk', events);
+      await eventually(() => got.events.length === 600, '600 events');
+      await a.flush();
+      const afterVarz = await server.monitor<{ in_msgs: number }>('/varz');
+      assert.equal(afterVarz.in_msgs - before.in_msgs, 2);
+      assert.deepEqual(got.events, [...events.filter((e) => e.kind === 'cst'), ...events.filter((e) => e.kind === 'pub')]);
+    } finally {
+      await close();
+    }
+  });
+
   it('splits a batch bigger than the server\'s max payload, in order', async () => {
     const { a, b, settle, close } = await natsPair();
     try {
