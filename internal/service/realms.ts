@@ -196,9 +196,10 @@ export class RealmService {
   async revokeToken(tenant: string, name: string, tokenId: string): Promise<void> {
     const realm = await this.require(tenant, name);
     const id = parseId(tokenId, 'token');
+    // The hash names the sign-in to drop in every process's cache (auth/held-lookups.ts).
+    const hash = (await this.store.tokens.listByRealm(realm.id)).find((token) => token.id === id)?.hash ?? null;
     if (!(await this.store.tokens.delete(realm.id, id))) throw notFound(`token ${id} not found in realm ${realm.name}`);
-    // By realm: the store gives no hash, and revocations are rare.
-    this.control.announce({ kind: 'token.revoked', realm: realm.id, hash: null });
+    this.control.announce({ kind: 'token.revoked', realm: realm.id, hash });
   }
 
   /** The realm of a storage key, from a short-lived cache; null when it does not exist. */

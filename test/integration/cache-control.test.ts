@@ -66,14 +66,17 @@ describe('caches told through control messages', () => {
     now = start;
     await a.realms.put(defaultTenant, 'fleet', undefined);
     const issued = await a.realms.createToken(defaultTenant, 'fleet', { scope: 'write' });
+    const kept = await a.realms.createToken(defaultTenant, 'fleet', { scope: 'read' });
     for (const s of [a, b, deaf]) assert.equal((await s.auth.authenticate(issued.token)).realm, 'fleet');
-    assert.equal(b.tokens.size, 1);
+    await b.auth.authenticate(kept.token);
+    assert.equal(b.tokens.size, 2);
 
     await a.realms.revokeToken(defaultTenant, 'fleet', issued.id);
     // A dropped it at once; B and the deaf stack still hold it (the store no longer has it).
     await assert.rejects(a.auth.authenticate(issued.token), { code: 'unauthorized' });
     assert.equal((await b.auth.authenticate(issued.token)).realm, 'fleet', 'B answers from its cache until told');
     await turn();
+    assert.equal(b.tokens.size, 1, 'only the revoked token was dropped');
     await assert.rejects(b.auth.authenticate(issued.token), { code: 'unauthorized' });
     assert.equal((await deaf.auth.authenticate(issued.token)).realm, 'fleet', 'never told: the held entry is used');
     now += HOLD_MS;

@@ -359,3 +359,49 @@ describe('GeofenceEngine', () => {
     assert.equal(engine.indexedAreas('r'), null);
   });
 });
+
+describe('GeofenceEngine: told by control messages', () => {
+  it('areas.changed drops a loaded index; the next change loads the areas again', async () => {
+    const { engine, bus, store } = await engineWith([]);
+    assert.equal(engine.indexedAreas('r'), 0);
+    // Another process created an area: only the store and the control message know.
+    store.byRealm.set('r', [area('A', rect(-1, -1, 1, 1))]);
+    engine.objectsChanged('r', [move('x', undefined, loc(0, 0, 1))]);
+    await settle();
+    assert.deepEqual(bus.flat(), ['loc x'], 'not told yet: the held index has no area');
+    bus.published.length = 0;
+    engine.hear({ kind: 'areas.changed', realm: 'r' });
+    assert.equal(engine.indexedAreas('r'), null);
+    engine.objectsChanged('r', [move('y', undefined, loc(0, 0, 2))]);
+    await settle();
+    assert.deepEqual(bus.flat(), ['loc y', 'ent y A']);
+    engine.hear({ kind: 'areas.changed', realm: 'other' });
+    assert.equal(engine.indexedAreas('r'), 1, 'another realm’s message leaves this index');
+  });
+
+  it('a message during a load starts it over: the queued changes meet the areas read after it', async () => {
+    const bus = new CapturingBus();
+    const areas: Area[] = [];
+    const loads: { resolve: () => void }[] = [];
+    // Each list reads the areas when asked and answers when the test says.
+    const store = {
+      list: (): Promise<Page<Area>> => {
+        const snapshot = [...areas];
+        return new Promise((resolve) => loads.push({ resolve: () => resolve({ items: snapshot, next: null }) }));
+      },
+    };
+    const engine = new GeofenceEngine(store, bus);
+    engine.objectsChanged('r', [move('x', undefined, loc(0, 0, 1))]);
+    assert.equal(loads.length, 1);
+    areas.push(area('A', rect(-1, -1, 1, 1)));
+    engine.hear({ kind: 'areas.changed', realm: 'r' });
+    assert.equal(loads.length, 2, 'a second load began');
+    loads[0]?.resolve();
+    await settle();
+    assert.deepEqual(bus.flat(), [], 'the first load is dropped');
+    loads[1]?.resolve();
+    await settle();
+    assert.deepEqual(bus.flat(), ['loc x', 'ent x A']);
+    assert.equal(engine.indexedAreas('r'), 1);
+  });
+});
