@@ -31,6 +31,7 @@
 import { connect, Events, type ConnectionOptions, type Msg, type NatsConnection, type Subscription } from 'nats';
 import { kindRuns } from './kind-runs.js';
 import { LocalEventBus } from './local-bus.js';
+import { OutageBuffer } from './outage-buffer.js';
 import {
   realmToken,
   type BusHealth,
@@ -125,17 +126,12 @@ export class NatsBus implements EventBus {
   private readonly tenants = new Map<string, Interest>();
   private readonly presenceHandlers = new Set<(message: PresenceMessage) => void>();
   private readonly tokens = new Map<string, string>();
-  private readonly maxBuffered: number;
+  /** Messages kept while disconnected, sent in order on reconnect; drops counted. */
+  private readonly outage: OutageBuffer;
   private connected = true;
   private closing = false;
   private closed: Promise<void> | null = null;
   private downSince: Date | null = null;
-  /** Messages kept while disconnected, sent in order on reconnect. */
-  private buffer: [subject: string, payload: string][] = [];
-  private bufferedBytes = 0;
-  /** Messages dropped in the current (or last) outage, and ever. */
-  private droppedNow = 0;
-  private droppedTotal = 0;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -145,7 +141,7 @@ export class NatsBus implements EventBus {
     this.onError = options.onError ?? (() => undefined);
     this.log = options.log ?? silentLog;
     this.local = new LocalEventBus(this.onError);
-    this.maxBuffered = options.maxBufferedBytes ?? 16 * 1024 * 1024;
+    this.outage = new OutageBuffer(options.maxBufferedBytes ?? 16 * 1024 * 1024);
     nc.subscribe(`${controlPrefix}>`, { callback: (err, msg) => this.onControl(err, msg) });
     nc.subscribe(presenceSubject, { callback: (err, msg) => this.onPresence(err, msg) });
     void this.watchStatus();
@@ -214,7 +210,7 @@ export class NatsBus implements EventBus {
   health(): BusHealth {
     if (this.connected) return { ok: true, detail: `nats connected to ${this.nc.getServer()}` };
     const since = this.downSince === null ? '' : ` since ${this.downSince.toISOString()}`;
-    return { ok: false, detail: `nats disconnected${since}, reconnecting; ${this.droppedNow} messages dropped in this outage` };
+    return { ok: false, detail: `nats disconnected${since}, reconnecting; ${this.outage.droppedNow} messages dropped in this outage` };
   }
 
   /** Sends what is buffered and delivers what is queued, then closes the connection. */
@@ -313,20 +309,15 @@ export class NatsBus implements EventBus {
       return;
     }
     if (subject === presenceSubject) return;
-    if (this.bufferedBytes + payload.length > this.maxBuffered) {
-      this.drop(null);
-      return;
-    }
-    this.buffer.push([subject, payload]);
-    this.bufferedBytes += payload.length + subject.length;
+    if (!this.outage.add(subject, payload) && this.outage.droppedNow === 1) this.warnDropped(null);
   }
 
   private drop(err: unknown): void {
-    this.droppedNow++;
-    this.droppedTotal++;
-    if (this.droppedNow === 1) {
-      this.log.warn({ err, connected: this.connected, maxBufferedBytes: this.maxBuffered }, 'event bus dropped a message (logged once per outage)');
-    }
+    if (this.outage.countDrop() === 1) this.warnDropped(err);
+  }
+
+  private warnDropped(err: unknown): void {
+    this.log.warn({ err, connected: this.connected, maxBufferedBytes: this.outage.maxBytes }, 'event bus dropped a message (logged once per outage)');
   }
 
   private async watchStatus(): Promise<void> {
@@ -335,17 +326,15 @@ export class NatsBus implements EventBus {
         if (!this.connected) continue;
         this.connected = false;
         this.downSince = new Date();
-        this.droppedNow = 0;
+        this.outage.outageBegins();
         this.log.warn({ server: status.data }, 'event bus disconnected from NATS; reconnecting');
       } else if (status.type === Events.Reconnect) {
         this.resetBackoff();
         this.connected = true;
-        const buffered = this.buffer;
-        this.buffer = [];
-        this.bufferedBytes = 0;
+        const buffered = this.outage.take();
         for (const [subject, payload] of buffered) this.send(subject, payload);
         this.log.info(
-          { server: status.data, downMs: this.downSince === null ? 0 : Date.now() - this.downSince.getTime(), resent: buffered.length, dropped: this.droppedNow, droppedTotal: this.droppedTotal },
+          { server: status.data, downMs: this.downSince === null ? 0 : Date.now() - this.downSince.getTime(), resent: buffered.length, dropped: this.outage.droppedNow, droppedTotal: this.outage.droppedTotal },
           'event bus reconnected to NATS',
         );
         this.downSince = null;
