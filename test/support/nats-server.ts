@@ -61,6 +61,7 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
     let own = '';
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     run = { child, exited };
+    process.once('exit', onExit);
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         child.kill('SIGKILL');
@@ -86,20 +87,20 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
     monitorPort = Number(MONITOR_PORT.exec(own)?.[1] ?? monitorPort);
   };
 
+  // A test that forgets to stop it must not leave it running after the test process ends.
+  const onExit = (): void => {
+    run?.child.kill('SIGKILL');
+  };
   const halt = async (signal: NodeJS.Signals): Promise<void> => {
     const current = run;
     if (current === null) return;
     run = null;
+    process.off('exit', onExit);
     if (current.child.exitCode === null && current.child.signalCode === null) current.child.kill(signal);
     await current.exited;
   };
 
   await launch();
-  // A test that forgets to stop it must not keep the test process alive or leave it running.
-  const onExit = (): void => {
-    run?.child.kill('SIGKILL');
-  };
-  process.once('exit', onExit);
 
   return {
     get url() {
