@@ -8,8 +8,8 @@
  * tenant JWT (three base64url segments; auth/jwt.ts). Verified JWTs are held in memory,
  * keyed by the SHA-256 of the token, until their `exp` (WebSocket and TCP sessions check
  * their token at every message, by its hash: principalOf): a held JWT is still refused once
- * it expires or its key is revoked (the key is looked up at every use; the store holds keys
- * in memory and drops them on revocation).
+ * it expires or its key is revoked (the key is looked up at every use; auth/held-lookups.ts
+ * holds keys and tokens in memory and drops them when a control message says so).
  */
 import { LocusError } from '../errors.js';
 import type { Scope } from '../domain/types.js';
@@ -59,7 +59,7 @@ export class Authenticator {
   private readonly jwts = new Map<string, HeldJwt>();
 
   constructor(
-    private readonly tokens: TokenStore,
+    private readonly tokens: Pick<TokenStore, 'findByHash'>,
     adminToken: string | null,
     jwt: JwtSettings = {},
   ) {

@@ -4,6 +4,7 @@
  * naming the variable.
  */
 import { storeUrlProblem } from '../store/store-url.js';
+import { acceptedBuses, busUrlProblem } from '../events/open-bus.js';
 
 export interface Config {
   host: string;
@@ -14,6 +15,7 @@ export interface Config {
    * `mongodb://…` / `mongodb+srv://…` (cluster mode; store/store-url.ts).
    */
   store: string;
+  /** `local` (one process) or `nats://host:4222[,…]` / `tls://…` (cluster mode): events/open-bus.ts. */
   bus: string;
   adminToken: string | null;
   maxBodyBytes: number;
@@ -199,7 +201,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[] = [])
   }
   const storeProblem = storeUrlProblem(config.store);
   if (storeProblem !== null) throw new ConfigError(storeProblem);
-  if (config.bus !== 'local') throw new ConfigError(`LOCUS_BUS must be "local" (nats comes with cluster mode), got "${config.bus}"`);
+  const busProblem = busUrlProblem(config.bus);
+  if (busProblem !== null) throw new ConfigError(`LOCUS_BUS must be ${acceptedBuses}: ${busProblem}`);
   // Node's HTTP server refuses a headers timeout longer than its request timeout.
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
     throw new ConfigError(

@@ -16,9 +16,14 @@
  * began (every area touched meanwhile starts from the `old` side of its first queued
  * change) and the queue is replayed, so each change meets the areas as they were when
  * it was written.
+ *
+ * The index is told when to go, not guessed: a control message `areas.changed` (or
+ * `realm.changed`: the realm may have been deleted and made again) from any process drops the
+ * realm's index, and the next change loads it again; a load under way starts over.
  */
 import type { Area, AreaChange, Location, ObjectChange } from '../domain/types.js';
-import type { EventBus, LocusEvent } from '../events/port.js';
+import type { ControlMessage, LocusEvent } from '../domain/events.js';
+import type { EventBus } from '../events/port.js';
 import type { ChangeListener } from '../service/changes.js';
 import { noPresence, type PresenceLookup } from '../service/presence-port.js';
 import type { AreaStore } from '../store/port.js';
@@ -60,14 +65,8 @@ export function eventsOf(change: ObjectChange, index: AreaIndex, presence: Prese
   if (after === null || sameLocation(before, after)) return [];
   const obj = change.new;
   // connectionStatus is presence's (compat 6): a fix alone does not make the object `con`.
-  const connectionStatus = presence.statusOf(realm, obj.id);
-  const events: LocusEvent[] = [
-    {
-      kind: 'loc',
-      realm,
-      object: { id: obj.id, label: obj.label, location: after, data: obj.data, connectionStatus },
-    },
-  ];
+  // The object as stored: the wire view is built where the event goes to the wire.
+  const events: LocusEvent[] = [{ kind: 'loc', realm, object: obj, connectionStatus: presence.statusOf(realm, obj.id) }];
   const wasIn = before === null ? noAreas : index.containing(before.longitude, before.latitude);
   const isIn = index.containing(after.longitude, after.latitude);
   // Both lists are in id order: exits are the areas of wasIn missing from isIn, enters
@@ -120,6 +119,21 @@ export class GeofenceEngine implements ChangeListener {
   realmDeleted(realm: string): void {
     this.realms.delete(realm);
     this.bus.publishRealmDeleted(realm);
+  }
+
+  /** A control message: drops the index of the realm whose areas (or the realm itself) changed. */
+  hear(message: ControlMessage): void {
+    if (message.kind !== 'areas.changed' && message.kind !== 'realm.changed') return;
+    const state = this.realms.get(message.realm);
+    if (state === undefined) return;
+    if (state.status === 'ready') {
+      this.realms.delete(message.realm);
+      return;
+    }
+    // A load under way may have read the areas before the change: start it over, with the same queue.
+    const restarted: Loading = { status: 'loading', pending: state.pending };
+    this.realms.set(message.realm, restarted);
+    void this.load(message.realm, restarted);
   }
 
   /** Areas indexed for a realm (null: not loaded); for tests and diagnostics. */

@@ -7,6 +7,7 @@ import type { AreaChange, Realm } from '../domain/types.js';
 import { notFound } from '../errors.js';
 import type { Store } from '../store/port.js';
 import type { ChangeListener } from './changes.js';
+import { noAnnouncer, type ControlAnnouncer } from './control.js';
 import { areaListEntry, areaView, type AreaListEntry, type AreaView } from './views.js';
 
 export interface AreaLimits {
@@ -19,6 +20,8 @@ export class AreaService {
     private readonly store: Store,
     private readonly limits: AreaLimits,
     private readonly listener: ChangeListener,
+    /** Where area changes are announced to every process's geofence indexes. */
+    private readonly control: ControlAnnouncer = noAnnouncer,
   ) {}
 
   /** 409 when the id exists. */
@@ -26,6 +29,7 @@ export class AreaService {
     const areaId = parseId(id, 'area');
     const change = await this.store.areas.create(realm.id, parseAreaCreate(areaId, body, this.limits.maxVertices, rules));
     this.listener.areaChanged(realm.id, change);
+    this.control.announce({ kind: 'areas.changed', realm: realm.id });
     return change;
   }
 
@@ -34,6 +38,7 @@ export class AreaService {
     const areaId = parseId(id, 'area');
     const change = await this.store.areas.update(realm.id, areaId, parseAreaPatch(areaId, body, this.limits.maxVertices));
     this.listener.areaChanged(realm.id, change);
+    this.control.announce({ kind: 'areas.changed', realm: realm.id });
     return change;
   }
 
@@ -61,6 +66,7 @@ export class AreaService {
     const change = await this.store.areas.delete(realm.id, areaId);
     if (change === null) throw notFound(`area ${areaId} not found`);
     this.listener.areaChanged(realm.id, change);
+    this.control.announce({ kind: 'areas.changed', realm: realm.id });
     return change;
   }
 }

@@ -20,6 +20,7 @@ import type { ChangeListener } from './changes.js';
 import { isoTime, type Clock } from './clock.js';
 import { noPresence, type PresenceLookup } from './presence-port.js';
 import { objectListEntry, objectView, type ObjectListEntry, type ObjectView } from './views.js';
+import { WriteOrder } from './write-order.js';
 
 export interface ObjectLimits {
   maxBulk: number;
@@ -80,6 +81,8 @@ const historyParams = ['from', 'to', 'limit', 'cursor', 'order'] as const;
 export class ObjectService {
   /** The future limit of the last clock reading (isoTime's reason: many writes share a millisecond). */
   private future: { nowMs: number; limit: FutureLimit } | null = null;
+  /** Writes of one object apply in arrival order; of different objects, concurrently (write-order.ts). */
+  private readonly order = new WriteOrder();
 
   constructor(
     private readonly store: Store,
@@ -91,9 +94,8 @@ export class ObjectService {
   ) {}
 
   /**
-   * Creates or updates one object. Like bulk, it calls the store before its first await:
-   * calls made one after the other write in that order, settled or not (the v1
-   * dispatcher's `ordered` actions rely on it).
+   * Creates or updates one object. Writes of the same object apply in the order they are
+   * called, settled or not (WriteOrder); the v1 dispatcher's `ordered` actions rely on it.
    */
   async upsert(realm: Realm, id: string, body: unknown, options?: UpsertOptions): Promise<ObjectChange> {
     const objectId = parseId(id, 'object');
@@ -102,14 +104,25 @@ export class ObjectService {
     const patch = parseObjectBody(body, objectId, now, this.futureLimit(nowMs));
     if (options?.mustExist === true) patch.mustExist = true;
     if (options?.tasks !== undefined) patch.tasks = options.tasks;
-    const changes = await this.store.objects.upsertMany(realm.id, [patch], now);
+    const changes = await this.write(realm.id, [objectId], [patch], now);
     const [change] = changes;
     if (change === undefined) {
       if (patch.mustExist === true) throw unknownObject(objectId);
       throw new Error('store returned no change for a single upsert');
     }
-    this.listener.objectsChanged(realm.id, changes);
     return change;
+  }
+
+  /**
+   * Writes `patches` (of the objects `ids`) once earlier writes of those objects have
+   * settled, then hands the changes to the listener: in write order per object.
+   */
+  private write(realm: string, ids: readonly string[], patches: ObjectPatch[], now: string): Promise<ObjectChange[]> {
+    return this.order.run(realm, ids, async () => {
+      const changes = await this.store.objects.upsertMany(realm, patches, now);
+      if (changes.length > 0) this.listener.objectsChanged(realm, changes);
+      return changes;
+    });
   }
 
   /**
@@ -125,8 +138,7 @@ export class ObjectService {
       const refused = patches.find((patch) => !writable(patch.id));
       if (refused !== undefined) throw idForbidden('U', refused.id);
     }
-    const changes = patches.length === 0 ? [] : await this.store.objects.upsertMany(realm.id, patches, now);
-    if (changes.length > 0) this.listener.objectsChanged(realm.id, changes);
+    const changes = patches.length === 0 ? [] : await this.write(realm.id, idsOf(patches), patches, now);
     return { count: patches.length, changes };
   }
 
@@ -226,9 +238,13 @@ export class ObjectService {
   /** Deletes an object; `missing` is the error when it does not exist (v1 says `unknown object <id>`). */
   async delete(realm: Realm, id: string, missing: (id: string) => LocusError = (objectId) => notFound(`object ${objectId} not found`)): Promise<ObjectChange> {
     const objectId = parseId(id, 'object');
-    const change = await this.store.objects.delete(realm.id, objectId, isoTime(this.clock()));
+    const now = isoTime(this.clock());
+    const change = await this.order.run(realm.id, [objectId], async () => {
+      const deleted = await this.store.objects.delete(realm.id, objectId, now);
+      if (deleted !== null) this.listener.objectsChanged(realm.id, [deleted]);
+      return deleted;
+    });
     if (change === null) throw missing(objectId);
-    this.listener.objectsChanged(realm.id, [change]);
     return change;
   }
 
@@ -237,8 +253,8 @@ export class ObjectService {
    * validated on its own (an invalid one is its own error and is not written), the others go
    * to the store together; an entry with `mustExist` whose object does not exist is 404
    * `unknown object <id>`. Ids must be distinct (the caller's rule): each write's change is
-   * then exactly what it would be alone. Like upsert, it calls the store before its first
-   * await. One result per entry, in order; a failure of the store call fails every entry.
+   * then exactly what it would be alone. Ordered per object as upsert. One result per entry,
+   * in order; a failure of the store call fails every entry.
    */
   async upsertEach(realm: Realm, entries: readonly UpsertEntry[]): Promise<(ObjectChange | LocusError)[]> {
     const nowMs = this.clock();
@@ -255,8 +271,7 @@ export class ObjectService {
       }
     });
     const patches = results.filter((result): result is ObjectPatch => !(result instanceof LocusError));
-    const changes = patches.length === 0 ? [] : await this.store.objects.upsertMany(realm.id, patches, now);
-    if (changes.length > 0) this.listener.objectsChanged(realm.id, changes);
+    const changes = patches.length === 0 ? [] : await this.write(realm.id, idsOf(patches), patches, now);
     const byId = new Map(changes.map((change) => [change.id, change]));
     return results.map((result) => {
       if (result instanceof LocusError) return result;
@@ -277,4 +292,11 @@ export class ObjectService {
     const page = await this.store.objects.list(realm.id, query);
     return readable === null ? page : { items: page.items.filter((obj) => readable(obj.id)), next: page.next };
   }
+}
+
+/** The object ids of a batch (repeats included: WriteOrder takes them once). */
+function idsOf(patches: readonly ObjectPatch[]): string[] {
+  const ids = new Array<string>(patches.length);
+  for (let i = 0; i < patches.length; i++) ids[i] = (patches[i] as ObjectPatch).id;
+  return ids;
 }

@@ -16,7 +16,8 @@ import { readFilter, type IdFilter } from '../auth/rights.js';
 import { compileGlob, type CompiledGlob } from '../domain/id-glob.js';
 import type { Publication, PubSubTopic } from '../domain/pubsub-input.js';
 import { invalid } from '../errors.js';
-import type { BusSubscription, EventBus, PublishedEvent, RealmMessage } from '../events/port.js';
+import type { PublishedEvent } from '../domain/events.js';
+import type { BusSubscription, EventBus, RealmMessage } from '../events/port.js';
 import type { LiveConnection } from './live-connection.js';
 
 /** Most pub/sub subscriptions (event and pattern pairs, all realms) one connection may hold. */

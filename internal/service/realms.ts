@@ -12,11 +12,12 @@ import { parseRealmCreate, parseRealmPatch } from '../domain/realm-entity.js';
 import { realmKey } from '../domain/realm-key.js';
 import { defaultRealmSettings, parseRealmSettings } from '../domain/realm-settings.js';
 import type { Realm, RealmSettings, Scope } from '../domain/types.js';
-import type { RealmChangedEvent } from '../events/port.js';
+import type { ControlMessage, RealmChangedEvent } from '../domain/events.js';
 import { invalid, notFound, realmExists, unknownRealm } from '../errors.js';
 import type { Store } from '../store/port.js';
 import type { ChangeListener } from './changes.js';
 import { isoTime, type Clock } from './clock.js';
+import { noAnnouncer, type ControlAnnouncer } from './control.js';
 import { realmView, type RealmView } from './views.js';
 
 export interface RealmDetails {
@@ -46,7 +47,10 @@ export const RESERVED_REALM = 'sys';
 
 const scopes: readonly Scope[] = ['read', 'write', 'admin'];
 
-/** How long a realm's settings are served from memory; the CLI may change them from another process. */
+/**
+ * How long a realm is served from memory without a control message naming it: the bound for
+ * changes no message reaches this process about (the admin CLI beside a server on the local bus).
+ */
 const settingsCacheMs = 1000;
 
 function parseBody(body: unknown, allowed: readonly string[]): Record<string, unknown> {
@@ -64,14 +68,35 @@ function refuseReserved(name: string): void {
 }
 
 export class RealmService {
+  /** Realms by storage key (find): dropped by `realm.changed` (hear), held at most settingsCacheMs. */
   private readonly cache = new Map<string, { realm: Realm | null; expiresMs: number }>();
+  /** Bumped by every drop: a find that began before it does not fill the cache. */
+  private epoch = 0;
 
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly listener: ChangeListener,
     private readonly events: RealmEvents = noRealmEvents,
+    /** Where realm, token and key changes are announced to every process's caches. */
+    private readonly control: ControlAnnouncer = noAnnouncer,
   ) {}
+
+  /** A control message: drops the realm it names from the cache. */
+  hear(message: ControlMessage): void {
+    if (message.kind === 'realm.changed') this.forget(message.realm);
+  }
+
+  /** Drops the realm here and tells every process. */
+  private changed(key: string): void {
+    this.forget(key);
+    this.control.announce({ kind: 'realm.changed', realm: key });
+  }
+
+  private forget(key: string): void {
+    this.epoch++;
+    this.cache.delete(key);
+  }
 
   /** Creates the realm or updates its settings (given keys replace, others keep): the admin API's PUT. */
   async put(tenant: string, name: string, body: unknown): Promise<{ realm: Realm; created: boolean }> {
@@ -98,7 +123,7 @@ export class RealmService {
     await this.requireTenant(tenant);
     const key = realmKey(tenant, id);
     const realm = await this.store.realms.create({ id: key, tenant, name: id, label, data, settings: defaultRealmSettings, created: isoTime(this.clock()) });
-    this.cache.delete(key);
+    this.changed(key);
     this.publish(realm, 'cre');
     return realm;
   }
@@ -108,7 +133,7 @@ export class RealmService {
     const { id, patch } = parseRealmPatch(name, body);
     const key = realmKey(tenant, id);
     const realm = await this.store.realms.update(key, patch);
-    this.cache.delete(key);
+    this.changed(key);
     if (realm === null) throw unknownRealm(id);
     this.publish(realm, 'upd');
     return realm;
@@ -140,8 +165,11 @@ export class RealmService {
     const id = parseId(name, 'realm');
     const key = realmKey(tenant, id);
     const deleted = await this.store.realms.delete(key);
-    this.cache.delete(key);
+    this.changed(key);
     if (!deleted) throw unknownRealm(id);
+    // Its tokens and realm-bound signing keys went with it.
+    this.control.announce({ kind: 'token.revoked', realm: key, hash: null });
+    this.control.announce({ kind: 'keys.changed', tenant });
     this.listener.realmDeleted(key);
     this.events.publishTenant(tenant, { kind: 'rea', act: 'del', tenant, realm: key, name: id, record: null });
   }
@@ -168,7 +196,10 @@ export class RealmService {
   async revokeToken(tenant: string, name: string, tokenId: string): Promise<void> {
     const realm = await this.require(tenant, name);
     const id = parseId(tokenId, 'token');
+    // The hash names the sign-in to drop in every process's cache (auth/held-lookups.ts).
+    const hash = (await this.store.tokens.listByRealm(realm.id)).find((token) => token.id === id)?.hash ?? null;
     if (!(await this.store.tokens.delete(realm.id, id))) throw notFound(`token ${id} not found in realm ${realm.name}`);
+    this.control.announce({ kind: 'token.revoked', realm: realm.id, hash });
   }
 
   /** The realm of a storage key, from a short-lived cache; null when it does not exist. */
@@ -176,8 +207,9 @@ export class RealmService {
     const now = this.clock();
     const hit = this.cache.get(key);
     if (hit !== undefined && hit.expiresMs > now) return hit.realm;
+    const epoch = this.epoch;
     const realm = await this.store.realms.get(key);
-    this.cache.set(key, { realm, expiresMs: now + settingsCacheMs });
+    if (epoch === this.epoch) this.cache.set(key, { realm, expiresMs: now + settingsCacheMs });
     return realm;
   }
 
@@ -233,7 +265,7 @@ export class RealmService {
             created: true,
           }
         : await this.store.realms.put(key, merged, isoTime(this.clock()));
-    this.cache.delete(key);
+    this.changed(key);
     if (result.created) this.publish(result.realm, 'cre');
     return result;
   }

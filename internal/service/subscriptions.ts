@@ -10,7 +10,8 @@
 import type { IdFilter } from '../auth/rights.js';
 import { describe, parseIdAt, quote, isJsonObject } from '../domain/ids.js';
 import { invalid, LocusError, notFound } from '../errors.js';
-import type { BusSubscription, EventBus, LocusEvent, RealmMessage } from '../events/port.js';
+import type { LocusEvent } from '../domain/events.js';
+import type { BusSubscription, EventBus, RealmMessage } from '../events/port.js';
 
 /** A receiver of events: one v1 connection. */
 export interface EventSink {

@@ -11,6 +11,7 @@ import type { SigningKeyRecord, TenantRecord } from '../domain/types.js';
 import { invalid, notFound } from '../errors.js';
 import type { Store } from '../store/port.js';
 import { isoTime, type Clock } from './clock.js';
+import { noAnnouncer, type ControlAnnouncer } from './control.js';
 
 /** A key as listed: everything but the secret. */
 export interface KeyView {
@@ -45,6 +46,8 @@ export class TenantService {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
+    /** Where key changes are announced to every process's caches (auth/held-lookups.ts). */
+    private readonly control: ControlAnnouncer = noAnnouncer,
   ) {}
 
   /** Creates a tenant (body `{label?}`); 409 `tenant with id <id> already exists`. */
@@ -70,6 +73,7 @@ export class TenantService {
   async delete(tenantId: string): Promise<void> {
     const id = parseTenantId(tenantId);
     if (!(await this.store.tenants.delete(id))) throw notFound(`unknown tenant ${id}`);
+    this.control.announce({ kind: 'keys.changed', tenant: id });
   }
 
   /** A new signing key (body `{realm?}`: bind its tokens to one realm name); the secret is shown once. */
@@ -90,6 +94,7 @@ export class TenantService {
     const tenant = parseTenantId(tenantId);
     const id = parseId(keyId, 'token');
     if (!(await this.store.signingKeys.delete(tenant, id))) throw notFound(`signing key ${id} not found in tenant ${tenant}`);
+    this.control.announce({ kind: 'keys.changed', tenant });
   }
 
   /** A new key with the old one's realm binding, then the old one revoked. */
@@ -100,12 +105,14 @@ export class TenantService {
     if (old === null || old.tenant !== tenant) throw notFound(`signing key ${id} not found in tenant ${tenant}`);
     const issued = await this.issue(tenant, old.realm);
     await this.store.signingKeys.delete(tenant, id);
+    this.control.announce({ kind: 'keys.changed', tenant });
     return { ...issued, replaced: id };
   }
 
   private async issue(tenant: string, realm: string | null): Promise<IssuedKey> {
     const record: SigningKeyRecord = { id: generateKeyId(), tenant, realm, secret: generateKeySecret(), created: isoTime(this.clock()) };
     await this.store.signingKeys.create(record);
+    this.control.announce({ kind: 'keys.changed', tenant });
     return { id: record.id, tenant, realm, created: record.created, secret: record.secret };
   }
 

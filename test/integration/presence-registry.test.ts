@@ -284,7 +284,7 @@ describe('legacy evt loc events (locus extension)', () => {
       const statusIn = (id: string): unknown => {
         const [event] = eventsOf(change(id), new AreaIndex(), w.presence);
         assert.equal(event?.kind, 'loc');
-        return event.kind === 'loc' ? event.object.connectionStatus : null;
+        return event.kind === 'loc' ? event.connectionStatus : null;
       };
       assert.equal(statusIn('car/1'), 'dis');
       w.presence.connectionOpened(provider({ fleet: ['car/*'] }));

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { Area, Location, ObjectChange, Shape, TrackedObject } from '../../internal/domain/types.js';
-import type { BusSubscription, EventBus, LocusEvent, RealmMessage } from '../../internal/events/port.js';
+import type { BusHealth, BusSubscription, EventBus, LocusEvent, RealmMessage } from '../../internal/events/port.js';
 import { AreaIndex } from '../../internal/geofence/area-index.js';
 import { eventsOf, GeofenceEngine } from '../../internal/geofence/geofence-engine.js';
 import { containsPoint } from '../../internal/geo/contains.js';
@@ -53,6 +53,18 @@ class CapturingBus implements EventBus {
   }
   subscribeControl(): BusSubscription {
     return { unsubscribe: () => undefined };
+  }
+  publishLocal(realm: string, events: readonly LocusEvent[]): void {
+    this.publish(realm, events);
+  }
+  publishPresence(): void {
+    // Presence is not the geofence engine's.
+  }
+  subscribePresence(): BusSubscription {
+    return { unsubscribe: () => undefined };
+  }
+  health(): BusHealth {
+    return { ok: true, detail: 'capturing' };
   }
   close(): Promise<void> {
     return Promise.resolve();
@@ -345,5 +357,51 @@ describe('GeofenceEngine', () => {
     engine.realmDeleted('r');
     assert.deepEqual(bus.deleted, ['r']);
     assert.equal(engine.indexedAreas('r'), null);
+  });
+});
+
+describe('GeofenceEngine: told by control messages', () => {
+  it('areas.changed drops a loaded index; the next change loads the areas again', async () => {
+    const { engine, bus, store } = await engineWith([]);
+    assert.equal(engine.indexedAreas('r'), 0);
+    // Another process created an area: only the store and the control message know.
+    store.byRealm.set('r', [area('A', rect(-1, -1, 1, 1))]);
+    engine.objectsChanged('r', [move('x', undefined, loc(0, 0, 1))]);
+    await settle();
+    assert.deepEqual(bus.flat(), ['loc x'], 'not told yet: the held index has no area');
+    bus.published.length = 0;
+    engine.hear({ kind: 'areas.changed', realm: 'r' });
+    assert.equal(engine.indexedAreas('r'), null);
+    engine.objectsChanged('r', [move('y', undefined, loc(0, 0, 2))]);
+    await settle();
+    assert.deepEqual(bus.flat(), ['loc y', 'ent y A']);
+    engine.hear({ kind: 'areas.changed', realm: 'other' });
+    assert.equal(engine.indexedAreas('r'), 1, 'another realm’s message leaves this index');
+  });
+
+  it('a message during a load starts it over: the queued changes meet the areas read after it', async () => {
+    const bus = new CapturingBus();
+    const areas: Area[] = [];
+    const loads: { resolve: () => void }[] = [];
+    // Each list reads the areas when asked and answers when the test says.
+    const store = {
+      list: (): Promise<Page<Area>> => {
+        const snapshot = [...areas];
+        return new Promise((resolve) => loads.push({ resolve: () => resolve({ items: snapshot, next: null }) }));
+      },
+    };
+    const engine = new GeofenceEngine(store, bus);
+    engine.objectsChanged('r', [move('x', undefined, loc(0, 0, 1))]);
+    assert.equal(loads.length, 1);
+    areas.push(area('A', rect(-1, -1, 1, 1)));
+    engine.hear({ kind: 'areas.changed', realm: 'r' });
+    assert.equal(loads.length, 2, 'a second load began');
+    loads[0]?.resolve();
+    await settle();
+    assert.deepEqual(bus.flat(), [], 'the first load is dropped');
+    loads[1]?.resolve();
+    await settle();
+    assert.deepEqual(bus.flat(), ['loc x', 'ent x A']);
+    assert.equal(engine.indexedAreas('r'), 1);
   });
 });

@@ -21,7 +21,9 @@ import {
 const loc: LocusEvent = {
   kind: 'loc',
   realm: 'r',
-  object: { id: 'o', label: null, location: { longitude: 1, latitude: 2, time: '2026-01-01T00:00:00.000Z' }, data: {}, connectionStatus: 'con' },
+  // The object as stored (seen, tasks): the wire view shows neither.
+  object: { id: 'o', label: null, location: { longitude: 1, latitude: 2, time: '2026-01-01T00:00:00.000Z' }, data: {}, seen: '2026-01-01T00:00:00.000Z', tasks: ['t1'] },
+  connectionStatus: 'con',
 };
 const ent: LocusEvent = { kind: 'ent', realm: 'r', object: 'o', area: 'A', time: '2026-01-01T00:00:00.000Z' };
 const delArea: LocusEvent = { kind: 'del', realm: 'r', area: 'A' };
@@ -69,8 +71,8 @@ describe('v1 codec', () => {
       '[{"typ":"obj","act":"rea","res":"err","err":"unknown object x","erc":404},{"cid":"z","res":"err","err":"bad","erc":400}]',
     );
     assert.equal(encodeFrameError(new LocusError('too_large', 'big')), '[{"res":"err","err":"big","erc":413}]');
-    assert.equal(encodeAuthFailure('signature is invalid'), '[{"typ":"sys","act":"aut","res":"err","err":"signature is invalid","erc":401}]');
-    assert.equal(encodeAuthFailure('slow down', 429), '[{"typ":"sys","act":"aut","res":"err","err":"slow down","erc":429}]');
+    assert.equal(encodeAuthFailure(new LocusError('unauthorized', 'signature is invalid')), '[{"typ":"sys","act":"aut","res":"err","err":"signature is invalid","erc":401}]');
+    assert.equal(encodeAuthFailure(new LocusError('rate_limited', 'slow down')), '[{"typ":"sys","act":"aut","res":"err","err":"slow down","erc":429}]');
     assert.equal(encodeAuthSuccess({ version: '1.2.3', buildDate: 'd' }), '[{"typ":"sys","act":"aut","res":"suc","dat":{"version":"1.2.3","buildDate":"d"}}]');
     assert.equal(encodePush([{ typ: 'sub', id: 's', uty: 'ful' }]), '[{"typ":"sub","id":"s","uty":"ful"}]');
   });
@@ -81,7 +83,13 @@ describe('v1 codec', () => {
     assert.deepEqual(encodeEventMessages([delObject, delArea]), [
       '[{"typ":"evt","act":"del","rea":"r","dat":{"object":"o"}},{"typ":"evt","act":"del","rea":"r","dat":{"area":"A"}}]',
     ]);
-    assert.deepEqual((JSON.parse(encodeEvent(loc)) as { dat: unknown }).dat, (loc as { object: unknown }).object);
+    assert.deepEqual((JSON.parse(encodeEvent(loc)) as { dat: unknown }).dat, {
+      id: 'o',
+      label: null,
+      location: { longitude: 1, latitude: 2, time: '2026-01-01T00:00:00.000Z' },
+      data: {},
+      connectionStatus: 'con',
+    });
   });
 
   it('cuts events sent together into messages of at most the limit, and encodes a list once for all who get it', () => {

@@ -31,7 +31,8 @@ import {
   type OptionLimits,
   type SubscriptionOptions,
 } from '../../domain/subscription-options.js';
-import type { BusSubscription, EventBus, RealmChangedEvent, RealmMessage } from '../../events/port.js';
+import type { RealmChangedEvent } from '../../domain/events.js';
+import type { BusSubscription, EventBus, RealmMessage } from '../../events/port.js';
 import type { AreaStore, ObjectStore } from '../../store/port.js';
 import type { V1Connection } from '../../transport/actions/v1-handler.js';
 import { noPresence, type PresenceLookup } from '../presence-port.js';

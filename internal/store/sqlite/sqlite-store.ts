@@ -137,26 +137,12 @@ class SqliteRealmStore implements RealmStore {
   }
 }
 
-/** Tokens whose lookups are held in memory at most (a few hundred bytes each). */
-const TOKEN_CACHE_SIZE = 10_000;
-
-/**
- * Tokens. Lookups by hash are answered from memory once a token has been found: a v1
- * connection checks its token at every message, and the indexed read cost 0.15–0.3 ms
- * with cold caches, against 2–3 µs for a held token (awaited promise included).
- * Revocation still takes effect at once: the cache is dropped by every token delete and
- * realm delete of this store, and when another connection (the admin CLI, a second
- * server) has committed to the file since the last lookup (`PRAGMA data_version`).
- * Unknown hashes are not held, so a stream of made-up tokens cannot fill it.
- */
+/** Tokens. Lookups are not held here: auth/held-lookups.ts holds them, told of revocations by control messages. */
 class SqliteTokenStore implements TokenStore {
   private readonly insert: Statement<[string, string, string, string, string]>;
   private readonly selectByHash: Statement<[string], TokenRow>;
   private readonly selectByRealm: Statement<[string], TokenRow>;
   private readonly deleteOne: Statement<[string, string]>;
-  private readonly selectVersion: Statement<[], number>;
-  private readonly found = new Map<string, Readonly<TokenRecord>>();
-  private version: number;
 
   constructor(db: Db) {
     const columns = 'id, realm, hash, scope, created';
@@ -164,8 +150,6 @@ class SqliteTokenStore implements TokenStore {
     this.selectByHash = db.prepare(`SELECT ${columns} FROM tokens WHERE hash = ?`);
     this.selectByRealm = db.prepare(`SELECT ${columns} FROM tokens WHERE realm = ? ORDER BY created, id`);
     this.deleteOne = db.prepare('DELETE FROM tokens WHERE realm = ? AND id = ?');
-    this.selectVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
-    this.version = this.selectVersion.get() ?? 0;
   }
 
   create(token: TokenRecord): Promise<void> {
@@ -181,19 +165,8 @@ class SqliteTokenStore implements TokenStore {
 
   findByHash(hash: string): Promise<TokenRecord | null> {
     return settle(() => {
-      const version = this.selectVersion.get() ?? 0;
-      if (version !== this.version) {
-        this.version = version;
-        this.found.clear();
-      }
-      const held = this.found.get(hash);
-      if (held !== undefined) return { ...held };
       const row = this.selectByHash.get(hash);
-      if (row === undefined) return null;
-      const record = tokenFromRow(row);
-      if (this.found.size >= TOKEN_CACHE_SIZE) this.found.clear();
-      this.found.set(hash, Object.freeze({ ...record }));
-      return record;
+      return row === undefined ? null : tokenFromRow(row);
     });
   }
 
@@ -202,16 +175,7 @@ class SqliteTokenStore implements TokenStore {
   }
 
   delete(realm: string, id: string): Promise<boolean> {
-    return settle(() => {
-      const deleted = this.deleteOne.run(realm, id).changes > 0;
-      if (deleted) this.forget();
-      return deleted;
-    });
-  }
-
-  /** Drops every held lookup (after a delete of tokens). */
-  forget(): void {
-    this.found.clear();
+    return settle(() => this.deleteOne.run(realm, id).changes > 0);
   }
 }
 
@@ -324,22 +288,16 @@ export class SqliteStore implements Store {
       this.indexer = new SearchIndexer(db, file, options.onIndexerError, options.indexerBacklog);
       const objects = new SqliteObjectStore(db, this.indexer, options);
       this.objects = objects;
-      const tokens = new SqliteTokenStore(db);
-      this.tokens = tokens;
-      const signingKeys = new SqliteSigningKeyStore(db);
+      this.tokens = new SqliteTokenStore(db);
       this.realms = new SqliteRealmStore(
         db,
         this.indexer,
         () => objects.flushWrites(),
-        (realm) => {
-          objects.forgetRealm(realm);
-          tokens.forget();
-          signingKeys.forget();
-        },
+        (realm) => objects.forgetRealm(realm),
       );
       this.areas = new SqliteAreaStore(db);
-      this.signingKeys = signingKeys;
-      this.tenants = new SqliteTenantStore(db, () => signingKeys.forget());
+      this.signingKeys = new SqliteSigningKeyStore(db);
+      this.tenants = new SqliteTenantStore(db);
       this.pingStatement = db.prepare('SELECT 1');
       this.checkpointer = new Checkpointer(db, file);
       // The spatial index of every realm, built in the background (location-index.ts).

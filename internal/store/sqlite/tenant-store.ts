@@ -1,12 +1,7 @@
 /**
  * Tenants and their JWT signing keys in SQLite (schema version 12). Signing keys hold the
  * HMAC secret itself (verification needs it): never logged, never listed by the services.
- *
- * Key lookups by id are answered from memory once found (every JWT sign-in does one), as
- * token lookups are (sqlite-store.ts SqliteTokenStore): the held keys are dropped by every
- * key or tenant delete of this store and when another connection (the admin CLI) has
- * committed to the file since the last lookup (`PRAGMA data_version`), so a revoke takes
- * effect at the next sign-in. Unknown ids are not held.
+ * Lookups are not held here: auth/held-lookups.ts holds them, told of changes by control messages.
  */
 import type { Database, Statement, Transaction } from 'better-sqlite3';
 import { defaultTenant } from '../../auth/principal.js';
@@ -23,15 +18,13 @@ interface KeyRow {
   created: string;
 }
 
-const HELD_KEYS = 10_000;
-
 export class SqliteTenantStore implements TenantStore {
   private readonly insert: Statement<[string, string | null, string]>;
   private readonly selectOne: Statement<[string], TenantRecord>;
   private readonly selectAll: Statement<[], TenantRecord>;
   private readonly deleteTx: Transaction<(id: string) => boolean>;
 
-  constructor(db: Database, deleted: () => void) {
+  constructor(db: Database) {
     this.insert = db.prepare('INSERT INTO tenants (id, label, created) VALUES (?, ?, ?)');
     this.selectOne = db.prepare('SELECT id, label, created FROM tenants WHERE id = ?');
     this.selectAll = db.prepare('SELECT id, label, created FROM tenants ORDER BY id');
@@ -44,7 +37,6 @@ export class SqliteTenantStore implements TenantStore {
       if (hasRealms.get(id) !== undefined) throw conflict(`tenant ${id} still has realms: delete them first`);
       deleteKeys.run(id);
       deleteOne.run(id);
-      deleted();
       return true;
     });
   }
@@ -82,9 +74,6 @@ export class SqliteSigningKeyStore implements SigningKeyStore {
   private readonly selectOne: Statement<[string], KeyRow>;
   private readonly selectByTenant: Statement<[string], KeyRow>;
   private readonly deleteOne: Statement<[string, string]>;
-  private readonly selectVersion: Statement<[], number>;
-  private readonly held = new Map<string, Readonly<SigningKeyRecord>>();
-  private version: number;
 
   constructor(db: Database) {
     const columns = 'id, tenant, realm, secret, created';
@@ -92,8 +81,6 @@ export class SqliteSigningKeyStore implements SigningKeyStore {
     this.selectOne = db.prepare(`SELECT ${columns} FROM signing_keys WHERE id = ?`);
     this.selectByTenant = db.prepare(`SELECT ${columns} FROM signing_keys WHERE tenant = ? ORDER BY created, id`);
     this.deleteOne = db.prepare('DELETE FROM signing_keys WHERE tenant = ? AND id = ?');
-    this.selectVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
-    this.version = this.selectVersion.get() ?? 0;
   }
 
   create(key: SigningKeyRecord): Promise<void> {
@@ -109,18 +96,8 @@ export class SqliteSigningKeyStore implements SigningKeyStore {
 
   get(id: string): Promise<SigningKeyRecord | null> {
     return settle(() => {
-      const version = this.selectVersion.get() ?? 0;
-      if (version !== this.version) {
-        this.version = version;
-        this.held.clear();
-      }
-      const held = this.held.get(id);
-      if (held !== undefined) return { ...held };
       const row = this.selectOne.get(id);
-      if (row === undefined) return null;
-      if (this.held.size >= HELD_KEYS) this.held.clear();
-      this.held.set(id, Object.freeze({ ...row }));
-      return { ...row };
+      return row === undefined ? null : { ...row };
     });
   }
 
@@ -129,15 +106,6 @@ export class SqliteSigningKeyStore implements SigningKeyStore {
   }
 
   delete(tenant: string, id: string): Promise<boolean> {
-    return settle(() => {
-      const deleted = this.deleteOne.run(tenant, id).changes > 0;
-      if (deleted) this.forget();
-      return deleted;
-    });
-  }
-
-  /** Drops every held key (after a delete). */
-  forget(): void {
-    this.held.clear();
+    return settle(() => this.deleteOne.run(tenant, id).changes > 0);
   }
 }

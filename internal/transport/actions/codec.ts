@@ -11,7 +11,8 @@ import type { BuildInfo } from '../../build-info.js';
 import { describe, isJsonObject } from '../../domain/ids.js';
 import { splitRealmKey } from '../../domain/realm-key.js';
 import { invalid, LocusError, tooLarge } from '../../errors.js';
-import type { LocusEvent } from '../../events/port.js';
+import type { LocusEvent } from '../../domain/events.js';
+import { objectView } from '../../service/views.js';
 import type { V1Answer, V1Message } from './v1-handler.js';
 
 /** A client-chosen correlation id (`cid`, or the extension `rid`), echoed as given. */
@@ -138,9 +139,12 @@ export function encodeAuthSuccess(build: BuildInfo): string {
   return JSON.stringify([{ typ: 'sys', act: 'aut', res: 'suc', dat: { version: build.version, buildDate: build.buildDate } }]);
 }
 
-/** A failed sign-in (401; 429 when the address has failed too often); the connection stays open for another `Bearer` frame. */
-export function encodeAuthFailure(message: string, erc = 401): string {
-  return JSON.stringify([{ typ: 'sys', act: 'aut', res: 'err', err: message, erc }]);
+/**
+ * A failed sign-in (`unauthorized`; `rate_limited` when the address has failed too often): its
+ * message and the catalogue's status; the connection stays open for another `Bearer` frame.
+ */
+export function encodeAuthFailure(error: LocusError): string {
+  return JSON.stringify([{ typ: 'sys', act: 'aut', res: 'err', err: error.message, erc: error.status }]);
 }
 
 /** Pushed messages (subscription pushes, pub/sub deliveries) as one frame. */
@@ -177,7 +181,7 @@ export const eventMessageChars = 64 * 1024;
 function eventDat(event: LocusEvent): unknown {
   switch (event.kind) {
     case 'loc':
-      return event.object;
+      return objectView(event.object, event.connectionStatus);
     case 'ent':
     case 'exi':
       return { object: event.object, area: event.area, time: event.time };

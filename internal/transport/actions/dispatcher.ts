@@ -80,8 +80,9 @@ export class Dispatcher {
    * Starts the messages of one frame in order. Each waits for the ones before it (and for
    * `after`: the connection's frames before this one), except an `ordered` write, which only
    * waits for them to have begun; so once `started` resolves, a connection may start its
-   * next frame: its messages see the effects of these (the store applies writes in call
-   * order), and its writes join theirs in one commit.
+   * next frame: its messages see the effects of these (ObjectService applies writes of one
+   * object in call order, and the other messages wait for the writes before them), and its
+   * writes join theirs in one commit.
    */
   start(items: readonly ParsedItem[], caller: V1Caller, after: Promise<unknown> = Promise.resolve()): Started {
     const begun = this.begin(items, caller, after);

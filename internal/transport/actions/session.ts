@@ -20,7 +20,7 @@ import type { Logger } from 'pino';
 import { bearerSecret, type Principal } from '../../auth/authenticator.js';
 import type { BuildInfo } from '../../build-info.js';
 import { closeCodeOf, invalid, LocusError, toLocusError } from '../../errors.js';
-import type { LocusEvent } from '../../events/port.js';
+import type { LocusEvent } from '../../domain/events.js';
 import type { Access } from '../../service/access.js';
 import type { EventSink, Subscriptions } from '../../service/subscriptions.js';
 import {
@@ -376,15 +376,16 @@ export class Session implements EventSink, V1Connection {
     if (this.state !== 'handshake') return;
     const error = err.code === 'internal' ? new LocusError('unavailable', 'sign-in could not be checked; try again') : err;
     this.deps.logger.info({ remoteAddress: this.wire.remoteAddress, reason: error.message }, 'v1 authentication failed');
-    this.wire.send(encodeAuthFailure(error.message, error.code === 'unauthorized' ? 401 : error.status));
+    this.wire.send(encodeAuthFailure(error));
   }
 
   /** The handshake timeout: the `sys`/`aut` error, then close. */
   private failHandshake(message: string): void {
     if (this.state !== 'handshake') return;
     this.deps.logger.info({ remoteAddress: this.wire.remoteAddress, reason: message }, 'v1 authentication failed');
-    this.wire.send(encodeAuthFailure(message));
-    this.closeWith(closeCodeOf(new LocusError('unauthorized', message)), 'unauthorized');
+    const error = new LocusError('unauthorized', message);
+    this.wire.send(encodeAuthFailure(error));
+    this.closeWith(closeCodeOf(error), 'unauthorized');
   }
 
   /** A message that is not text: the end of a broken stream, or one that is not UTF-8. */

@@ -76,8 +76,9 @@ export interface V1Handler {
    */
   need: Right;
   /**
-   * A write that hands its work to the store before its first await: the actions after it
-   * may start while it is in flight, and pipelined writes share one commit (see dispatcher).
+   * An object write: the actions after it may start while it is in flight (see dispatcher),
+   * for ObjectService applies writes of one object in the order they are called
+   * (service/write-order.ts) and pipelined writes of different objects share one commit.
    */
   ordered?: true;
   /** Objects written (for the dispatcher's yield rule); default 1. */
@@ -87,7 +88,7 @@ export interface V1Handler {
    * a run of consecutive messages of one frame whose handlers share `group`, that name the
    * same realm and distinct string `id`s (each message counted on its own, as always; the
    * realm looked up once); it answers each as `run` would, in order, and must hand its work
-   * to the store before its first await. What it saves is per-message overhead, never
+   * to the object service before its first await. What it saves is per-message overhead, never
    * semantics.
    */
   batch?: V1Batch;

@@ -10,7 +10,7 @@
  * go held the event loop for as long as all those socket writes took (one per
  * connection), delaying every connection's traffic at once, every half timeout.
  */
-import type { IncomingMessage, Server } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { errorBody, LocusError } from '../../errors.js';
@@ -70,10 +70,10 @@ function text(data: RawData): string | null {
 }
 
 /** Answers a refused upgrade with an HTTP error in the v2 body and closes the socket. */
-function refuse(socket: Duplex, status: number, statusText: string, err: LocusError): void {
+function refuse(socket: Duplex, err: LocusError): void {
   const body = JSON.stringify(errorBody(err));
   socket.end(
-    `HTTP/1.1 ${status} ${statusText}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status] ?? ''}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
 
@@ -118,16 +118,16 @@ export function attachWebSocket(server: Server, gateway: ActionGateway, options:
     socket.on('error', () => undefined);
     const path = (req.url ?? '').split('?')[0];
     if (path === undefined || !wsPaths.includes(path)) {
-      refuse(socket, 404, 'Not Found', new LocusError('not_found', `no WebSocket endpoint at ${(path ?? '').slice(0, 256)}; use ${wsPath}`));
+      refuse(socket, new LocusError('not_found', `no WebSocket endpoint at ${(path ?? '').slice(0, 256)}; use ${wsPath}`));
       return;
     }
     if (!accepting) {
-      refuse(socket, 503, 'Service Unavailable', new LocusError('unavailable', 'the server is shutting down'));
+      refuse(socket, new LocusError('unavailable', 'the server is shutting down'));
       return;
     }
     const capped = options.refusal?.(socket) ?? null;
     if (capped !== null) {
-      refuse(socket, 503, 'Service Unavailable', capped);
+      refuse(socket, capped);
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => connect(ws, socket, req));

@@ -3,8 +3,8 @@
  * 404 `unknown object <id>` when missing, checked by the store inside the write), `set`
  * (create or update, no reply on success), `rea`, `lis`, `del`, and the locus extension `blk`
  * (bulk write of `dat.objects`, entries in the REST form `{id, label, location, data}`).
- * The writes hand their work to the store before their first await (`ordered`), so that
- * pipelined writes share one commit.
+ * The writes call the object service before their first await (`ordered`): it applies
+ * writes of one object in call order, and pipelined writes share one commit.
  *
  * Rights (`per`, docs/api.md): `cre`, `set`, `upd` and `blk` create or update, so they need U
  * on the object's id, as REST's create-or-update does (C alone does not let a token overwrite
@@ -37,7 +37,7 @@ function bulkWeight(message: V1Message): number {
 export function objectsHandlers(deps: HandlerDeps): V1HandlerTable {
   const { objects, presence, limits } = deps;
 
-  /** Creates or updates; `mustExist`: update only. The store is called before the first await. */
+  /** Creates or updates; `mustExist`: update only. The service is called before the first await. */
   const write = (message: V1Message, realm: Realm | null, mustExist: boolean, caller: V1Caller): Promise<void> => {
     let written: Promise<unknown>;
     try {

@@ -1,0 +1,88 @@
+/**
+ * The services of one API process, on its store and bus: change stream (geofencing its first
+ * listener), caches told through control messages, realms, tenants, access, objects, areas,
+ * presence, pub/sub and subscriptions.
+ */
+import type { Logger } from 'pino';
+import { Authenticator } from '../auth/authenticator.js';
+import { HeldSigningKeys, HeldTokens } from '../auth/held-lookups.js';
+import { RateLimiter } from '../auth/rate-limiter.js';
+import type { Config } from '../config/config.js';
+import type { EventBus } from '../events/port.js';
+import { GeofenceEngine } from '../geofence/geofence-engine.js';
+import { Access } from '../service/access.js';
+import { AreaService } from '../service/areas.js';
+import { ChangeStream } from '../service/changes.js';
+import type { Clock } from '../service/clock.js';
+import { ControlChannel } from '../service/control.js';
+import { LiveSubscriptions } from '../service/live/live-subscriptions.js';
+import { ObjectService } from '../service/objects.js';
+import { PresenceRegistry } from '../service/presence-registry.js';
+import { PubSub } from '../service/pubsub.js';
+import { RealmService } from '../service/realms.js';
+import { Subscriptions } from '../service/subscriptions.js';
+import { TenantService } from '../service/tenants.js';
+import type { Store } from '../store/port.js';
+
+export interface Services {
+  readonly store: Store;
+  readonly bus: EventBus;
+  readonly clock: Clock;
+  readonly control: ControlChannel;
+  readonly presence: PresenceRegistry;
+  readonly pubsub: PubSub;
+  readonly realms: RealmService;
+  readonly tenants: TenantService;
+  readonly access: Access;
+  readonly objects: ObjectService;
+  readonly areas: AreaService;
+  readonly subscriptions: Subscriptions;
+  readonly live: LiveSubscriptions;
+}
+
+export function buildServices(config: Config, store: Store, bus: EventBus, clock: Clock, logger: Logger): Services {
+  const pubsub = new PubSub(bus);
+  // Presence claims name realms as their tenant knows them: resolved within the principal's tenant.
+  const presence: PresenceRegistry = new PresenceRegistry({
+    bus,
+    objects: store.objects,
+    resolveRealm: async (principal, name): Promise<{ key: string } | null> => {
+      const realm = await realms.findIn(principal.tenant, name);
+      return realm === null ? null : { key: realm.id };
+    },
+    onError: (err) => logger.error({ err }, 'presence transition failed'),
+    onTruncated: (realm, limit) => logger.warn({ realm, limit }, 'presence change touched more objects than it announces'),
+  });
+  // Every stored change goes to the change stream; geofencing is its first listener.
+  const changes = new ChangeStream((err) => logger.error({ err }, 'a change listener failed'));
+  const geofence = new GeofenceEngine(store.areas, bus, (err, realm) => logger.error({ err, realm }, 'loading areas for geofences failed'), presence);
+  changes.add(geofence);
+  // Caches are told of changes (by any process) through control messages on the bus.
+  const control = new ControlChannel(bus, (err) => logger.error({ err }, 'a cache failed to drop an entry'));
+  const realms = new RealmService(store, clock, changes, bus, control);
+  const heldTokens = new HeldTokens(store.tokens, clock);
+  const heldKeys = new HeldSigningKeys(store.signingKeys, clock);
+  for (const cache of [realms, heldTokens, heldKeys, geofence]) control.add(cache);
+  const authenticator = new Authenticator(heldTokens, config.adminToken, { signingKeys: heldKeys, jwtSecret: config.jwtSecret, clock });
+  const { rateLimit, rateBurst, authFailureRate, authFailureBurst } = config;
+  const access = new Access(authenticator, realms, new RateLimiter(), { rateLimit, rateBurst, authFailureRate, authFailureBurst }, clock);
+  const { maxBulk, maxPage, maxFilterConditions, maxVertices, maxFutureSkewS } = config;
+  return {
+    store,
+    bus,
+    clock,
+    control,
+    presence,
+    pubsub,
+    realms,
+    tenants: new TenantService(store, clock, control),
+    access,
+    objects: new ObjectService(store, clock, { maxBulk, maxPage, maxFilterConditions, maxVertices, maxFutureSkewS }, changes, presence),
+    areas: new AreaService(store, { maxPage, maxVertices }, changes, control),
+    subscriptions: new Subscriptions(bus),
+    live: new LiveSubscriptions(
+      { bus, objects: store.objects, areas: store.areas, presence, onError: (err) => logger.error({ err }, 'subscription update failed') },
+      { maxVertices, maxConditions: maxFilterConditions },
+    ),
+  };
+}

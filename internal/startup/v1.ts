@@ -1,0 +1,58 @@
+/** The v1 action protocol of one process: the dispatcher's handler table and the connection gateway. */
+import type { Logger } from 'pino';
+import type { BuildInfo } from '../build-info.js';
+import type { Config } from '../config/config.js';
+import { RealmSearch } from '../service/realm-search.js';
+import { Dispatcher } from '../transport/actions/dispatcher.js';
+import { ActionGateway } from '../transport/actions/gateway.js';
+import { v1Handlers } from '../transport/actions/handlers/index.js';
+import type { Services } from './services.js';
+
+export interface V1 {
+  dispatcher: Dispatcher;
+  gateway: ActionGateway;
+}
+
+export function buildV1(config: Config, s: Services, build: BuildInfo, logger: Logger): V1 {
+  const { access, objects, areas, realms, subscriptions, pubsub, live, presence, clock } = s;
+  const dispatcher = new Dispatcher({
+    access,
+    handlers: v1Handlers({
+      access,
+      objects,
+      areas,
+      realms,
+      search: new RealmSearch(s.store),
+      subscriptions,
+      pubsub,
+      live,
+      presence,
+      limits: { maxPage: config.maxPage, maxFilterConditions: config.maxFilterConditions, maxVertices: config.maxVertices },
+      clock,
+      build,
+    }),
+    onInternalError: (err) => logger.error({ err }, 'v1 action failed'),
+  });
+  const gateway = new ActionGateway(
+    {
+      access,
+      dispatcher,
+      subscriptions,
+      build,
+      logger,
+      presence,
+      limits: {
+        handshakeTimeoutMs: config.handshakeTimeoutMs,
+        idleTimeoutMs: config.idleTimeoutMs,
+        sendBufferBytes: config.sendBufferBytes,
+        slowConsumerMs: config.slowConsumerMs,
+        tokenRecheckMs: config.tokenRecheckMs,
+        // A connection's messages under way hold at most one message's worth of text.
+        pipelineChars: config.maxMessageBytes,
+        maxActions: config.maxActions,
+      },
+    },
+    config.maxConnections,
+  );
+  return { dispatcher, gateway };
+}
