@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs the tools the tests need beyond npm (real servers the adapters are tested against).
+# Idempotent and quick when everything is present: each tool is checked first and only
+# installed when missing or at the wrong version.
+#
+#   LOCUS_TOOLS_DIR   where tools go (default: $HOME/.cache/locus-tools); binaries land in $LOCUS_TOOLS_DIR/bin
+#
+# One function per tool; test/support/tools.ts finds them (tools dir first, then PATH).
+set -euo pipefail
+
+TOOLS_DIR="${LOCUS_TOOLS_DIR:-${HOME:-/tmp}/.cache/locus-tools}"
+BIN_DIR="$TOOLS_DIR/bin"
+mkdir -p "$BIN_DIR"
+
+NATS_SERVER_VERSION="v2.15.2"
+
+log() { echo "install-tools: $*" >&2; }
+fail() { echo "install-tools: error: $*" >&2; exit 1; }
+
+# nats-server, built from its Go module (reuses the Go module and build caches).
+install_nats_server() {
+  local bin="$BIN_DIR/nats-server"
+  if [ -x "$bin" ] && "$bin" --version 2>/dev/null | grep -q "$NATS_SERVER_VERSION\$"; then
+    return 0
+  fi
+  command -v go >/dev/null 2>&1 || fail "nats-server $NATS_SERVER_VERSION is missing and Go is not installed (needed to build it: https://go.dev/dl/)"
+  log "building nats-server $NATS_SERVER_VERSION into $BIN_DIR (go install)"
+  GOBIN="$BIN_DIR" go install "github.com/nats-io/nats-server/v2@$NATS_SERVER_VERSION"
+  "$bin" --version 2>/dev/null | grep -q "$NATS_SERVER_VERSION\$" || fail "nats-server in $BIN_DIR does not report $NATS_SERVER_VERSION"
+}
+
+# haproxy, from the Debian package (needs root).
+install_haproxy() {
+  if command -v haproxy >/dev/null 2>&1; then
+    return 0
+  fi
+  if [ "$(id -u)" != "0" ]; then
+    fail "haproxy is not installed and installing it needs root: run 'sudo apt-get install -y haproxy' (or run this script as root)"
+  fi
+  command -v apt-get >/dev/null 2>&1 || fail "haproxy is not installed and apt-get is not available: install haproxy with your package manager"
+  log "installing haproxy (apt-get)"
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null
+  command -v haproxy >/dev/null 2>&1 || fail "apt-get installed haproxy but it is not on PATH"
+}
+
+install_nats_server
+install_haproxy
