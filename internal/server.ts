@@ -10,7 +10,7 @@ import { RateLimiter } from './auth/rate-limiter.js';
 import { readBuildInfo } from './build-info.js';
 import type { Config } from './config/config.js';
 import { listenFailure } from './config/listen-errors.js';
-import { LocalEventBus } from './events/local-bus.js';
+import { openBus } from './events/open-bus.js';
 import { GeofenceEngine } from './geofence/geofence-engine.js';
 import { createLogger } from './observability/logger.js';
 import { SEMI_SPACE_MIB, SERVER_NODE_OPTIONS, semiSpaceOption } from './runtime/node-options.js';
@@ -86,12 +86,13 @@ function listen(server: Server, port: number, host: string): Promise<AddressInfo
 export async function start(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config.logLevel);
+  // Change records → geofence engine → event bus → subscriptions of each connection.
+  // Opened first: a bus that cannot connect stops start-up before the store is claimed.
+  const bus = await openBus(config.bus, { onError: (err) => logger.error({ err }, 'event delivery failed'), log: logger });
   const store = openStore(config.store, {
     claimOwnership: true,
     onBackgroundError: (err) => logger.error({ err }, 'store background work failed; retrying'),
   });
-  // Change records → geofence engine → event bus → subscriptions of each connection.
-  const bus = new LocalEventBus((err) => logger.error({ err }, 'event delivery failed'));
   const pubsub = new PubSub(bus);
   // Presence claims name realms as their tenant knows them: resolved within the principal's tenant.
   const presence: PresenceRegistry = new PresenceRegistry({
@@ -194,6 +195,7 @@ export async function start(config: Config, options: StartOptions = {}): Promise
     maxPage: config.maxPage,
     build,
     isAccepting: () => accepting,
+    busHealth: () => bus.health(),
     openConnections: () => gateway.stats().connections,
     corsOrigins: config.corsOrigins,
     authCookieName: config.authCookieName,
@@ -282,6 +284,8 @@ export async function start(config: Config, options: StartOptions = {}): Promise
       // Closed connections' presence transitions read the store: let them finish first.
       await Promise.race([presence.idle(), deadline]);
       clearTimeout(timer);
+      // Other processes drop this one's presence claims at once, not when the lease runs out.
+      presence.close();
       await bus.close();
       await retention.stop();
       await store.close();

@@ -3,12 +3,15 @@
  * (a flag wins over its variable). An invalid value stops start-up with a message
  * naming the variable.
  */
+import { acceptedBuses, busUrlProblem } from '../events/open-bus.js';
+
 export interface Config {
   host: string;
   httpPort: number;
   tcpPort: number;
   /** `sqlite:<path>` (embedded; `sqlite::memory:` for a throwaway store). */
   store: string;
+  /** `local` (one process) or `nats://host:4222[,…]` / `tls://…` (cluster mode): events/open-bus.ts. */
   bus: string;
   adminToken: string | null;
   maxBodyBytes: number;
@@ -195,7 +198,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[] = [])
   if (!config.store.startsWith('sqlite:') || config.store.length === 'sqlite:'.length) {
     throw new ConfigError(`LOCUS_STORE must be sqlite:<path> (the MongoDB store comes with cluster mode), got "${config.store}"`);
   }
-  if (config.bus !== 'local') throw new ConfigError(`LOCUS_BUS must be "local" (nats comes with cluster mode), got "${config.bus}"`);
+  const busProblem = busUrlProblem(config.bus);
+  if (busProblem !== null) throw new ConfigError(`LOCUS_BUS must be ${acceptedBuses}: ${busProblem}`);
   // Node's HTTP server refuses a headers timeout longer than its request timeout.
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
     throw new ConfigError(

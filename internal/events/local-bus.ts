@@ -3,7 +3,16 @@
  * only appends to a queue; the queue is delivered on the next turn of the event loop,
  * in publish order, so a writer never waits for subscribers and its reply goes out first.
  */
-import type { BusSubscription, ControlMessage, EventBus, LocusEvent, RealmChangedEvent, RealmMessage } from './port.js';
+import type {
+  BusHealth,
+  BusSubscription,
+  ControlMessage,
+  EventBus,
+  LocusEvent,
+  PresenceMessage,
+  RealmChangedEvent,
+  RealmMessage,
+} from './port.js';
 
 /** A realm's messages, or (on a tenant's channel) a realm change. */
 type ChannelMessage =
@@ -57,6 +66,24 @@ export class LocalEventBus implements EventBus {
     return this.listen(controlChannel, (message) => {
       if (message.kind === 'control') handler(message.message);
     });
+  }
+
+  /** One process: local delivery is all delivery. */
+  publishLocal(realm: string, events: readonly LocusEvent[]): void {
+    this.publish(realm, events);
+  }
+
+  /** One process: there is nobody to share presence claims with. */
+  publishPresence(_message: PresenceMessage): void {
+    // Nothing to do: no other process.
+  }
+
+  subscribePresence(_handler: (message: PresenceMessage) => void): BusSubscription {
+    return { unsubscribe: () => undefined };
+  }
+
+  health(): BusHealth {
+    return { ok: true, detail: 'local' };
   }
 
   private listen(channel: string, handler: Handler): BusSubscription {

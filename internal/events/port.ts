@@ -124,6 +124,22 @@ export type ControlMessage =
   /** A realm's areas changed (created, updated, deleted): geofence indexes of the realm are rebuilt on next use. */
   | { kind: 'areas.changed'; realm: string };
 
+/**
+ * Presence claims shared between processes (service/presence-registry.ts), on `locus.presence`:
+ * each process announces the object-id patterns its data-provider connections claim, per
+ * realm (storage key), as a lease renewed every heartbeat; a process that stops renewing
+ * loses its claims once `leaseMs` passes, and a clean shutdown withdraws them at once.
+ */
+export type PresenceMessage =
+  | { kind: 'claims'; process: string; leaseMs: number; claims: Record<string, string[]> }
+  | { kind: 'withdraw'; process: string };
+
+/** Whether the bus reaches the other processes now (readiness detail). */
+export interface BusHealth {
+  ok: boolean;
+  detail: string;
+}
+
 export interface BusSubscription {
   unsubscribe(): void;
 }
@@ -146,6 +162,17 @@ export interface EventBus {
   publishControl(message: ControlMessage): void;
   /** Receives every control message, from every process, in publish order per publisher. */
   subscribeControl(handler: (message: ControlMessage) => void): BusSubscription;
+  /**
+   * Delivers events to this process's subscribers only: events every process works out for
+   * itself (presence changes), which must not reach the others twice.
+   */
+  publishLocal(realm: string, events: readonly LocusEvent[]): void;
+  /** Sends presence claims to the other processes (never this one); the local bus drops them. */
+  publishPresence(message: PresenceMessage): void;
+  /** Receives the other processes' presence claims. */
+  subscribePresence(handler: (message: PresenceMessage) => void): BusSubscription;
+  /** Whether the bus reaches the other processes now; the local bus always does. */
+  health(): BusHealth;
   /** Delivers what is queued, then stops. */
   close(): Promise<void>;
 }

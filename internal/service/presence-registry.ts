@@ -11,15 +11,21 @@
  * an object publishes nothing (it simply reads as `con` when claimed). Transitions are worked
  * out one at a time, in the order connections open and close.
  *
- * Cluster note: this registry is per process. Cluster mode (#21) must share the claims
- * (every process publishes its connections' claims on NATS and keeps the union, with
- * heartbeats so that a dead process's claims expire) behind the same PresenceLookup port;
- * the events already travel through the bus. See docs/architecture.md.
+ * Across processes (cluster mode, a NATS bus): every process announces the distinct claims
+ * of its connections per realm as a lease (`bus.publishPresence`, full state, on every
+ * change and every heartbeat, default 2 s; the lease lasts three heartbeats), withdraws
+ * them on close, and keeps the union of its own and the other processes' live claims. A
+ * process that dies stops renewing: the others drop its claims when the lease runs out.
+ * Each process works out the transitions of its own view itself and delivers their events
+ * to its own subscribers only (`bus.publishLocal`): one event per change per subscriber,
+ * whichever process the change came from. With the local bus there are no other processes
+ * and nothing else changes. See docs/operations.md "NATS bus".
  */
 import type { Principal } from '../auth/principal.js';
 import { compileGlob, type CompiledGlob } from '../domain/id-glob.js';
 import type { ConnectionStatus } from '../domain/types.js';
-import type { EventBus, LocusEvent } from '../events/port.js';
+import { randomUUID } from 'node:crypto';
+import type { BusSubscription, EventBus, LocusEvent, PresenceMessage } from '../events/port.js';
 import type { ObjectStore } from '../store/port.js';
 import type { LiveConnection } from './live-connection.js';
 import type { PresenceLookup } from './presence-port.js';
@@ -49,7 +55,18 @@ export interface PresenceOptions {
    * are exact whatever the number; only the events of the objects past it are skipped.
    */
   maxTransitionObjects?: number;
+  /** How often this process renews its claims' lease for the other processes (default 2,000 ms); a lease lasts three. */
+  heartbeatMs?: number;
 }
+
+/** Another process's claims as last announced: realm key → pattern → glob; and when they lapse. */
+interface RemoteClaims {
+  expires: number;
+  realms: Map<string, Map<string, CompiledGlob>>;
+}
+
+/** Heartbeats a lease outlives: the claims of a process that missed this many are dropped. */
+const leaseHeartbeats = 3;
 
 /** Claims of one realm: literal ids and globs, each counted once per claiming connection. */
 interface RealmClaims {
@@ -66,9 +83,35 @@ export class PresenceRegistry implements PresenceLookup {
   private readonly connections = new Map<string, Map<string, CompiledGlob[]>>();
   private queue: Promise<void> = Promise.resolve();
   private readonly maxObjects: number;
+  /** This process, as the others know its claims. */
+  readonly processId = randomUUID();
+  private readonly heartbeatMs: number;
+  /** Other processes' live claims (counted into `realms` too, once per process and pattern). */
+  private readonly remote = new Map<string, RemoteClaims>();
+  private readonly timer: NodeJS.Timeout;
+  private readonly presenceSub: BusSubscription;
+  /** A snapshot of our claims is due (coalesces bursts of connections). */
+  private announceDue: NodeJS.Timeout | null = null;
+  /** The last snapshot sent had no claims (then the heartbeat stays quiet). */
+  private sentEmpty = true;
+  private closed = false;
 
   constructor(private readonly options: PresenceOptions) {
     this.maxObjects = options.maxTransitionObjects ?? 100_000;
+    this.heartbeatMs = options.heartbeatMs ?? 2_000;
+    this.presenceSub = options.bus.subscribePresence((message) => this.onPresence(message));
+    this.timer = setInterval(() => this.heartbeat(), this.heartbeatMs);
+    this.timer.unref();
+  }
+
+  /** Withdraws this process's claims from the others at once and stops the heartbeat (shutdown, before the bus closes). */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.timer);
+    if (this.announceDue !== null) clearTimeout(this.announceDue);
+    this.presenceSub.unsubscribe();
+    this.options.bus.publishPresence({ kind: 'withdraw', process: this.processId });
   }
 
   statusOf(realm: string, id: string): ConnectionStatus {
@@ -127,6 +170,7 @@ export class PresenceRegistry implements PresenceLookup {
       for (const glob of added) merged.set(glob.pattern, glob);
       mine.set(key, [...merged.values()]);
       this.count(key, added, +1);
+      this.claimsChanged();
     }
     // The claims hold from here on (reads see `con`); now the events of the objects that changed.
     for (const [key, globs] of mine) {
@@ -140,7 +184,110 @@ export class PresenceRegistry implements PresenceLookup {
     this.connections.delete(connectionId);
     if (mine === undefined) return;
     for (const [key, globs] of mine) this.count(key, globs, -1);
+    if (mine.size > 0) this.claimsChanged();
     for (const [key, globs] of mine) {
+      await this.announce(key, globs, 'dis', (id) => this.statusOf(key, id) === 'dis');
+    }
+  }
+
+  // ---- claims shared with other processes ----
+
+  /** Our distinct claims per realm, as the other processes get them. */
+  private snapshot(): Record<string, string[]> {
+    const out = new Map<string, Set<string>>();
+    for (const realms of this.connections.values()) {
+      for (const [key, globs] of realms) {
+        let set = out.get(key);
+        if (set === undefined) out.set(key, (set = new Set()));
+        for (const glob of globs) set.add(glob.pattern);
+      }
+    }
+    return Object.fromEntries([...out].map(([key, set]) => [key, [...set]]));
+  }
+
+  private announceClaims(): void {
+    if (this.closed) return;
+    const claims = this.snapshot();
+    const empty = Object.keys(claims).length === 0;
+    if (empty && this.sentEmpty) return;
+    this.sentEmpty = empty;
+    this.options.bus.publishPresence({ kind: 'claims', process: this.processId, leaseMs: this.heartbeatMs * leaseHeartbeats, claims });
+  }
+
+  /** Our claims changed: the others hear of it promptly (bursts coalesce into one snapshot). */
+  private claimsChanged(): void {
+    if (this.closed || this.announceDue !== null) return;
+    this.announceDue = setTimeout(() => {
+      this.announceDue = null;
+      this.announceClaims();
+    }, 20);
+    this.announceDue.unref();
+  }
+
+  private heartbeat(): void {
+    this.announceClaims();
+    const now = Date.now();
+    for (const [process, claims] of this.remote) {
+      if (claims.expires < now) this.enqueue(() => this.dropRemote(process, true));
+    }
+  }
+
+  private onPresence(message: PresenceMessage): void {
+    if (this.closed || message.process === this.processId) return;
+    if (message.kind === 'withdraw') {
+      this.enqueue(() => this.dropRemote(message.process, false));
+      return;
+    }
+    if (message.kind !== 'claims' || typeof message.claims !== 'object' || message.claims === null) return;
+    let entry = this.remote.get(message.process);
+    if (entry === undefined) {
+      entry = { expires: 0, realms: new Map() };
+      this.remote.set(message.process, entry);
+    }
+    entry.expires = Date.now() + (Number.isFinite(message.leaseMs) ? message.leaseMs : this.heartbeatMs * leaseHeartbeats);
+    const claims = message.claims;
+    this.enqueue(() => this.applyRemote(message.process, claims));
+  }
+
+  /** Another process's claims are now `claims`: count the difference, then announce what changed. */
+  private async applyRemote(process: string, claims: Record<string, unknown>): Promise<void> {
+    const entry = this.remote.get(process);
+    if (entry === undefined) return;
+    const next = new Map<string, Map<string, CompiledGlob>>();
+    for (const [key, patterns] of Object.entries(claims)) {
+      if (!Array.isArray(patterns)) continue;
+      const globs = new Map<string, CompiledGlob>();
+      for (const p of patterns) if (typeof p === 'string' && p !== '' && !globs.has(p)) globs.set(p, compileGlob(p));
+      if (globs.size > 0) next.set(key, globs);
+    }
+    const previous = entry.realms;
+    entry.realms = next;
+    // Added first (an id still claimed by a pattern about to go is not newly `con`), then removed.
+    for (const [key, globs] of next) {
+      const before = previous.get(key);
+      const added = [...globs.values()].filter((glob) => before?.has(glob.pattern) !== true);
+      if (added.length === 0) continue;
+      this.count(key, added, +1);
+      const own = new Set(added.map((glob) => glob.pattern));
+      await this.announce(key, added, 'con', (id) => !this.claimedByOthers(key, id, own));
+    }
+    for (const [key, globs] of previous) {
+      const after = next.get(key);
+      const removed = [...globs.values()].filter((glob) => after?.has(glob.pattern) !== true);
+      if (removed.length === 0) continue;
+      this.count(key, removed, -1);
+      await this.announce(key, removed, 'dis', (id) => this.statusOf(key, id) === 'dis');
+    }
+  }
+
+  /** Another process withdrew, or (`onlyIfExpired`) its lease ran out: its claims end. */
+  private async dropRemote(process: string, onlyIfExpired: boolean): Promise<void> {
+    const entry = this.remote.get(process);
+    if (entry === undefined || (onlyIfExpired && entry.expires >= Date.now())) return;
+    this.remote.delete(process);
+    const globsOf = [...entry.realms].map(([key, globs]) => [key, [...globs.values()]] as const);
+    for (const [key, globs] of globsOf) this.count(key, globs, -1);
+    for (const [key, globs] of globsOf) {
       await this.announce(key, globs, 'dis', (id) => this.statusOf(key, id) === 'dis');
     }
   }
@@ -186,7 +333,7 @@ export class PresenceRegistry implements PresenceLookup {
         if (!changed(id)) continue;
         if (announced === this.maxObjects) {
           this.options.onTruncated?.(realm, this.maxObjects);
-          this.options.bus.publish(realm, events);
+          this.options.bus.publishLocal(realm, events);
           return;
         }
         announced++;
@@ -195,7 +342,7 @@ export class PresenceRegistry implements PresenceLookup {
           { kind: 'pub', realm, eve: connectionStatusChanged, idp: id, dat: { cst: status, id } },
         );
       }
-      this.options.bus.publish(realm, events);
+      this.options.bus.publishLocal(realm, events);
     }
   }
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { Area, Location, ObjectChange, Shape, TrackedObject } from '../../internal/domain/types.js';
-import type { BusSubscription, EventBus, LocusEvent, RealmMessage } from '../../internal/events/port.js';
+import type { BusHealth, BusSubscription, EventBus, LocusEvent, RealmMessage } from '../../internal/events/port.js';
 import { AreaIndex } from '../../internal/geofence/area-index.js';
 import { eventsOf, GeofenceEngine } from '../../internal/geofence/geofence-engine.js';
 import { containsPoint } from '../../internal/geo/contains.js';
@@ -53,6 +53,18 @@ class CapturingBus implements EventBus {
   }
   subscribeControl(): BusSubscription {
     return { unsubscribe: () => undefined };
+  }
+  publishLocal(realm: string, events: readonly LocusEvent[]): void {
+    this.publish(realm, events);
+  }
+  publishPresence(): void {
+    // Presence is not the geofence engine's.
+  }
+  subscribePresence(): BusSubscription {
+    return { unsubscribe: () => undefined };
+  }
+  health(): BusHealth {
+    return { ok: true, detail: 'capturing' };
   }
   close(): Promise<void> {
     return Promise.resolve();

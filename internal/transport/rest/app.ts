@@ -43,6 +43,8 @@ export interface RestDeps {
   build: { version: string; buildDate: string };
   /** False while shutting down: /readyz answers 503. */
   isAccepting: () => boolean;
+  /** The event bus's reach (NATS outage): /readyz stays ready but names it in `detail`. */
+  busHealth?: () => { ok: boolean; detail: string };
   /** Origins allowed to call from a browser (LOCUS_CORS_ORIGINS); empty: no CORS headers. */
   corsOrigins: readonly string[];
   /** LOCUS_AUTH_COOKIE_NAME: a cookie that carries the token on REST v2; null: none. */
@@ -267,7 +269,9 @@ export function createRestApp(deps: RestDeps): express.Express {
   });
   app.get('/readyz', async (_req, res) => {
     const ready = deps.isAccepting() && (await deps.store.ping().then(() => true, () => false));
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'unavailable' });
+    const bus = deps.busHealth?.() ?? { ok: true, detail: '' };
+    // A bus outage leaves reads and writes working: ready, with the outage in `detail`.
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'unavailable', ...(bus.ok ? {} : { detail: `event bus: ${bus.detail}` }) });
   });
   app.get('/v2/version', (_req, res) => {
     res.json(deps.build);

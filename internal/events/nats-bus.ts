@@ -1,0 +1,393 @@
+/**
+ * The NATS event bus (`LOCUS_BUS=nats://host:4222[,nats://other:4222]`, or `tls://…`):
+ * cluster mode, several processes sharing one NATS server or cluster.
+ *
+ * Subjects (docs/operations.md "NATS bus"):
+ *   locus.<realm>.evt.<kind>          a realm's events; one message holds a JSON array of the
+ *                                     consecutive events of one kind of one publish call
+ *   locus.<realm>.sys.deleted         the realm was deleted
+ *   locus.tenant.<tenant>.realm       a realm of the tenant was created, changed or deleted
+ *   locus.ctl.<kind>                  control messages (cache invalidation), every process
+ *   locus.presence                    presence claims and leases of every process
+ * `<realm>` and `<tenant>` are port.ts realmToken()s (percent-encoded, one subject token).
+ *
+ * Interest: a process subscribes to `locus.<realm>.>` only while it has a local handler of
+ * that realm (likewise a tenant's subject); control and presence subjects always.
+ *
+ * Own messages: the connection uses `noEcho`, and what this process publishes is delivered
+ * to its own subscribers locally, through an in-process LocalEventBus (next turn, reply
+ * first), never through NATS: local subscribers get local events without a round trip and
+ * while NATS is down. Remote messages are fed into the same local queue as they arrive, so
+ * every handler runs with the same queue semantics; order per publisher is kept (NATS
+ * keeps order per connection and subscription).
+ *
+ * Outages: the client reconnects forever (exponential backoff with jitter). While
+ * disconnected, `publish` never throws or blocks: messages are kept in a bounded buffer
+ * (`maxBufferedBytes`) and sent, in order, on reconnect; past the bound they are dropped,
+ * counted and logged once per outage. Presence messages are never buffered (they are
+ * state, resent every heartbeat). `health()` tells the outage (readiness detail).
+ */
+import { connect, Events, type ConnectionOptions, type Msg, type NatsConnection, type Subscription } from 'nats';
+import { LocalEventBus } from './local-bus.js';
+import {
+  realmToken,
+  type BusHealth,
+  type BusSubscription,
+  type ControlMessage,
+  type EventBus,
+  type LocusEvent,
+  type PresenceMessage,
+  type RealmChangedEvent,
+  type RealmMessage,
+} from './port.js';
+
+/** What the bus logs (a pino logger fits). */
+export interface BusLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+export interface NatsBusOptions {
+  /** Server URLs (`nats://host:port`, `tls://host:port`). */
+  servers: string[];
+  /** The connection name servers show (/connz). */
+  name?: string;
+  /** Hears of a handler that threw or a message that could not be read. */
+  onError?: (err: unknown) => void;
+  log?: BusLog;
+  /** Most bytes kept while disconnected (default 16 MiB); past it messages are dropped and counted. */
+  maxBufferedBytes?: number;
+  /** First reconnect delay (default 250 ms); it doubles per failed attempt, up to `maxReconnectDelayMs`. */
+  reconnectDelayMs?: number;
+  /** Longest reconnect delay (default 5 s); each delay is jittered to 50–100 %. */
+  maxReconnectDelayMs?: number;
+  /** How long close() waits for the drain before it closes anyway (default 5 s). */
+  drainTimeoutMs?: number;
+}
+
+const silentLog: BusLog = { info: () => undefined, warn: () => undefined };
+
+/** Realm tokens are computed per message: keep the recent ones. */
+const tokenCacheSize = 10_000;
+
+const controlPrefix = 'locus.ctl.';
+const presenceSubject = 'locus.presence';
+
+interface Interest {
+  count: number;
+  sub: Subscription;
+}
+
+/** Connects (throws when no server answers), then returns the bus. */
+export async function openNatsBus(options: NatsBusOptions): Promise<NatsBus> {
+  const base = options.reconnectDelayMs ?? 250;
+  const max = options.maxReconnectDelayMs ?? 5_000;
+  let attempt = 0;
+  const connection: ConnectionOptions = {
+    servers: options.servers,
+    name: options.name ?? 'locus',
+    noEcho: true,
+    reconnect: true,
+    maxReconnectAttempts: -1,
+    waitOnFirstConnect: false,
+    pingInterval: 10_000,
+    maxPingOut: 3,
+    reconnectDelayHandler: () => {
+      const delay = Math.min(max, base * 2 ** Math.min(attempt, 20));
+      attempt++;
+      return Math.round(delay * (0.5 + Math.random() / 2));
+    },
+    ...(options.servers.some((s) => s.startsWith('tls://')) ? { tls: {} } : {}),
+  };
+  let nc: NatsConnection;
+  try {
+    nc = await connect(connection);
+  } catch (err) {
+    throw new Error(`cannot reach NATS at ${options.servers.join(',')}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+  return new NatsBus(nc, options, () => (attempt = 0));
+}
+
+export class NatsBus implements EventBus {
+  private readonly local: LocalEventBus;
+  private readonly log: BusLog;
+  private readonly onError: (err: unknown) => void;
+  private readonly realms = new Map<string, Interest>();
+  private readonly tenants = new Map<string, Interest>();
+  private readonly presenceHandlers = new Set<(message: PresenceMessage) => void>();
+  private readonly tokens = new Map<string, string>();
+  private readonly maxBuffered: number;
+  private connected = true;
+  private closing = false;
+  private downSince: Date | null = null;
+  /** Messages kept while disconnected, sent in order on reconnect. */
+  private buffer: [subject: string, payload: string][] = [];
+  private bufferedBytes = 0;
+  /** Messages dropped in the current (or last) outage, and ever. */
+  private droppedNow = 0;
+  private droppedTotal = 0;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly options: NatsBusOptions,
+    private readonly resetBackoff: () => void,
+  ) {
+    this.onError = options.onError ?? (() => undefined);
+    this.log = options.log ?? silentLog;
+    this.local = new LocalEventBus(this.onError);
+    this.maxBuffered = options.maxBufferedBytes ?? 16 * 1024 * 1024;
+    nc.subscribe(`${controlPrefix}>`, { callback: (err, msg) => this.onControl(err, msg) });
+    nc.subscribe(presenceSubject, { callback: (err, msg) => this.onPresence(err, msg) });
+    void this.watchStatus();
+  }
+
+  // ---- publishing ----
+
+  publish(realm: string, events: readonly LocusEvent[]): void {
+    if (events.length === 0) return;
+    this.local.publish(realm, events);
+    const prefix = `locus.${this.token(realm)}.evt.`;
+    let start = 0;
+    for (let i = 1; i <= events.length; i++) {
+      const kind = (events[start] as LocusEvent).kind;
+      if (i < events.length && (events[i] as LocusEvent).kind === kind) continue;
+      this.sendEvents(prefix + kind, start === 0 && i === events.length ? events : events.slice(start, i));
+      start = i;
+    }
+  }
+
+  publishRealmDeleted(realm: string): void {
+    this.local.publishRealmDeleted(realm);
+    this.send(`locus.${this.token(realm)}.sys.deleted`, '');
+  }
+
+  publishTenant(tenant: string, event: RealmChangedEvent): void {
+    this.local.publishTenant(tenant, event);
+    this.send(`locus.tenant.${this.token(tenant)}.realm`, JSON.stringify(event));
+  }
+
+  publishControl(message: ControlMessage): void {
+    this.local.publishControl(message);
+    this.send(controlPrefix + message.kind, JSON.stringify(message));
+  }
+
+  /** Only to other processes, never buffered: presence is state that the next heartbeat repeats. */
+  publishPresence(message: PresenceMessage): void {
+    if (!this.connected || this.closing) return;
+    this.send(presenceSubject, JSON.stringify(message));
+  }
+
+  publishLocal(realm: string, events: readonly LocusEvent[]): void {
+    this.local.publish(realm, events);
+  }
+
+  // ---- subscribing ----
+
+  subscribe(realm: string, handler: (message: RealmMessage) => void): BusSubscription {
+    const sub = this.local.subscribe(realm, handler);
+    return this.withInterest(this.realms, realm, `locus.${this.token(realm)}.>`, (msg) => this.onRealm(realm, msg), sub);
+  }
+
+  subscribeTenant(tenant: string, handler: (event: RealmChangedEvent) => void): BusSubscription {
+    const sub = this.local.subscribeTenant(tenant, handler);
+    return this.withInterest(this.tenants, tenant, `locus.tenant.${this.token(tenant)}.realm`, (msg) => this.onTenant(tenant, msg), sub);
+  }
+
+  subscribeControl(handler: (message: ControlMessage) => void): BusSubscription {
+    return this.local.subscribeControl(handler);
+  }
+
+  subscribePresence(handler: (message: PresenceMessage) => void): BusSubscription {
+    this.presenceHandlers.add(handler);
+    return { unsubscribe: () => this.presenceHandlers.delete(handler) };
+  }
+
+  /** Resolves once the server has every subscription and message sent so far (tests; start-up). */
+  async flush(): Promise<void> {
+    if (this.connected) await this.nc.flush();
+  }
+
+  health(): BusHealth {
+    if (this.connected) return { ok: true, detail: `nats connected to ${this.nc.getServer()}` };
+    const since = this.downSince === null ? '' : ` since ${this.downSince.toISOString()}`;
+    return { ok: false, detail: `nats disconnected${since}, reconnecting; ${this.droppedNow} messages dropped in this outage` };
+  }
+
+  /** Sends what is buffered and delivers what is queued, then closes the connection. */
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    const timeout = this.options.drainTimeoutMs ?? 5_000;
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<'expired'>((resolve) => (timer = setTimeout(() => resolve('expired'), timeout)));
+    try {
+      const drained = this.connected ? this.nc.drain().then(() => 'drained' as const) : Promise.resolve('down' as const);
+      if ((await Promise.race([drained, expired])) !== 'drained' && !this.nc.isClosed()) await this.nc.close();
+    } catch (err) {
+      this.onError(err);
+      if (!this.nc.isClosed()) await this.nc.close().catch(() => undefined);
+    } finally {
+      clearTimeout(timer);
+    }
+    await this.local.close();
+  }
+
+  // ---- internals ----
+
+  private token(name: string): string {
+    let token = this.tokens.get(name);
+    if (token === undefined) {
+      if (this.tokens.size >= tokenCacheSize) this.tokens.clear();
+      token = realmToken(name);
+      this.tokens.set(name, token);
+    }
+    return token;
+  }
+
+  private withInterest(
+    table: Map<string, Interest>,
+    key: string,
+    subject: string,
+    onMessage: (msg: Msg) => void,
+    sub: BusSubscription,
+  ): BusSubscription {
+    let interest = table.get(key);
+    if (interest === undefined) {
+      interest = {
+        count: 0,
+        sub: this.nc.subscribe(subject, {
+          callback: (err, msg) => {
+            if (err === null) onMessage(msg);
+            else this.onError(err);
+          },
+        }),
+      };
+      table.set(key, interest);
+    }
+    interest.count++;
+    let active = true;
+    return {
+      unsubscribe: () => {
+        if (!active) return;
+        active = false;
+        sub.unsubscribe();
+        const current = table.get(key);
+        if (current === undefined || --current.count > 0) return;
+        table.delete(key);
+        if (!this.nc.isClosed()) current.sub.unsubscribe();
+      },
+    };
+  }
+
+  /** Events of one kind: big batches are split so that every message fits the server's max payload. */
+  private sendEvents(subject: string, events: readonly LocusEvent[]): void {
+    const payload = JSON.stringify(events);
+    const max = this.nc.info?.max_payload ?? 1024 * 1024;
+    if (payload.length * 3 > max && events.length > 1 && Buffer.byteLength(payload) > max) {
+      const half = Math.ceil(events.length / 2);
+      this.sendEvents(subject, events.slice(0, half));
+      this.sendEvents(subject, events.slice(half));
+      return;
+    }
+    this.send(subject, payload);
+  }
+
+  private send(subject: string, payload: string): void {
+    if (this.connected) {
+      try {
+        this.nc.publish(subject, payload);
+      } catch (err) {
+        // Closed, or too big for the server: never the writer's problem.
+        this.drop(err);
+      }
+      return;
+    }
+    if (subject === presenceSubject) return;
+    if (this.bufferedBytes + payload.length > this.maxBuffered) {
+      this.drop(null);
+      return;
+    }
+    this.buffer.push([subject, payload]);
+    this.bufferedBytes += payload.length + subject.length;
+  }
+
+  private drop(err: unknown): void {
+    this.droppedNow++;
+    this.droppedTotal++;
+    if (this.droppedNow === 1) {
+      this.log.warn({ err, connected: this.connected, maxBufferedBytes: this.maxBuffered }, 'event bus dropped a message (logged once per outage)');
+    }
+  }
+
+  private async watchStatus(): Promise<void> {
+    for await (const status of this.nc.status()) {
+      if (status.type === Events.Disconnect) {
+        if (!this.connected) continue;
+        this.connected = false;
+        this.downSince = new Date();
+        this.droppedNow = 0;
+        this.log.warn({ server: status.data }, 'event bus disconnected from NATS; reconnecting');
+      } else if (status.type === Events.Reconnect) {
+        this.resetBackoff();
+        this.connected = true;
+        const buffered = this.buffer;
+        this.buffer = [];
+        this.bufferedBytes = 0;
+        for (const [subject, payload] of buffered) this.send(subject, payload);
+        this.log.info(
+          { server: status.data, downMs: this.downSince === null ? 0 : Date.now() - this.downSince.getTime(), resent: buffered.length, dropped: this.droppedNow, droppedTotal: this.droppedTotal },
+          'event bus reconnected to NATS',
+        );
+        this.downSince = null;
+      } else if (status.type === Events.Error) {
+        this.log.warn({ err: status.data }, 'event bus: NATS reported an error');
+      }
+    }
+  }
+
+  private parse<T>(msg: Msg): T | null {
+    try {
+      return msg.json<T>();
+    } catch (err) {
+      this.onError(err);
+      return null;
+    }
+  }
+
+  private onRealm(realm: string, msg: Msg): void {
+    // `locus.<realm>.evt.<kind>` or `locus.<realm>.sys.deleted`; anything else is not a realm's
+    // (a realm named "tenant" or "ctl" shares its first token with those subjects).
+    const parts = msg.subject.split('.');
+    if (parts.length !== 4) return;
+    if (parts[2] === 'evt') {
+      const events = this.parse<LocusEvent[]>(msg);
+      if (Array.isArray(events) && events.length > 0) this.local.publish(realm, events);
+    } else if (parts[2] === 'sys' && parts[3] === 'deleted') {
+      this.local.publishRealmDeleted(realm);
+    }
+  }
+
+  private onTenant(tenant: string, msg: Msg): void {
+    const event = this.parse<RealmChangedEvent>(msg);
+    if (event !== null && event.kind === 'rea') this.local.publishTenant(tenant, event);
+  }
+
+  private onControl(err: Error | null, msg: Msg): void {
+    if (err !== null) return this.onError(err);
+    const message = this.parse<ControlMessage>(msg);
+    if (message !== null && msg.subject === controlPrefix + message.kind) this.local.publishControl(message);
+  }
+
+  private onPresence(err: Error | null, msg: Msg): void {
+    if (err !== null) return this.onError(err);
+    const message = this.parse<PresenceMessage>(msg);
+    if (message === null) return;
+    for (const handler of [...this.presenceHandlers]) {
+      try {
+        handler(message);
+      } catch (handlerErr) {
+        this.onError(handlerErr);
+      }
+    }
+  }
+}

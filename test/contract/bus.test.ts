@@ -1,0 +1,202 @@
+/**
+ * The bus contract against every adapter: the in-process bus, and the NATS bus on a real
+ * nats-server (two buses = two processes), plus what only NATS has: interest-based
+ * subscriptions, outages and reconnects.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { LocalEventBus } from '../../internal/events/local-bus.js';
+import { openNatsBus, type NatsBus, type NatsBusOptions } from '../../internal/events/nats-bus.js';
+import { openBus } from '../../internal/events/open-bus.js';
+import { realmToken, type LocusEvent } from '../../internal/events/port.js';
+import { startNatsServer, type NatsServer } from '../support/nats-server.js';
+import { busContract, collect, eventually, loc } from './bus-contract.js';
+
+busContract({
+  name: 'local',
+  pair: () => {
+    const bus = new LocalEventBus();
+    return Promise.resolve({ a: bus, b: bus, settle: () => Promise.resolve(), close: () => bus.close() });
+  },
+});
+
+let server: NatsServer;
+before(async () => {
+  server = await startNatsServer();
+});
+after(async () => {
+  await server.stop();
+});
+
+const fast = { reconnectDelayMs: 50, maxReconnectDelayMs: 200 };
+
+/** The publisher reconnects slower than the receiver (`slow`): what it buffered in an outage finds the receiver's subscription back on the server. */
+const slow = { reconnectDelayMs: 800, maxReconnectDelayMs: 800 };
+
+async function natsPair(aOptions: Partial<NatsBusOptions> = fast): Promise<{ a: NatsBus; b: NatsBus; settle: () => Promise<void>; close: () => Promise<void> }> {
+  const a = await openNatsBus({ servers: [server.url], name: 'bus-a', ...aOptions });
+  const b = await openNatsBus({ servers: [server.url], name: 'bus-b', ...fast });
+  return {
+    a,
+    b,
+    settle: async () => {
+      await b.flush();
+      await a.flush();
+    },
+    close: async () => {
+      await a.close();
+      await b.close();
+    },
+  };
+}
+
+busContract({ name: 'nats', pair: () => natsPair() });
+
+interface Subsz {
+  subscriptions_list?: { subject: string }[];
+}
+
+/** The subjects the server has subscriptions for. */
+async function subjects(): Promise<string[]> {
+  const subsz = await server.monitor<Subsz>('/subsz?subs=1&limit=10000');
+  return (subsz.subscriptions_list ?? []).map((s) => s.subject);
+}
+
+describe('nats bus', () => {
+  it('openBus opens it from a nats:// URL list', async () => {
+    const bus = await openBus(`${server.url},${server.url}`);
+    try {
+      assert.equal(bus.health().ok, true);
+      assert.match(bus.health().detail, /nats connected/);
+    } finally {
+      await bus.close();
+    }
+  });
+
+  it('openBus rejects, naming the servers, when no server answers', async () => {
+    await assert.rejects(openBus('nats://127.0.0.1:1'), /cannot reach NATS at nats:\/\/127\.0\.0\.1:1/);
+  });
+
+  it('subscribes to a realm\'s subjects only while it has a local handler (interest)', async () => {
+    const bus = await openNatsBus({ servers: [server.url], ...fast });
+    try {
+      const realm = 'interest.realm';
+      const subject = `locus.${realmToken(realm)}.>`;
+      await bus.flush();
+      assert.ok(!(await subjects()).includes(subject));
+      assert.ok((await subjects()).includes('locus.ctl.>'), 'control subjects always');
+      const first = collect(bus, realm);
+      const second = collect(bus, realm);
+      await bus.flush();
+      assert.equal((await subjects()).filter((s) => s === subject).length, 1, 'one NATS subscription for many handlers');
+      first.stop();
+      await bus.flush();
+      assert.ok((await subjects()).includes(subject));
+      second.stop();
+      await bus.flush();
+      assert.ok(!(await subjects()).includes(subject));
+
+      const tenant = bus.subscribeTenant('acme', () => undefined);
+      await bus.flush();
+      assert.ok((await subjects()).includes('locus.tenant.acme.realm'));
+      tenant.unsubscribe();
+      await bus.flush();
+      assert.ok(!(await subjects()).includes('locus.tenant.acme.realm'));
+    } finally {
+      await bus.close();
+    }
+  });
+
+  it('sends the consecutive events of one kind of one publish in one message', async () => {
+    const { a, b, settle, close } = await natsPair();
+    try {
+      const got = collect(b, 'batch');
+      await settle();
+      const before = await server.monitor<{ in_msgs: number }>('/varz');
+      const events = Array.from({ length: 500 }, (_, i) => loc('batch', `o${i}`, i));
+      a.publish('batch', events);
+      await eventually(() => got.events.length === 500, '500 events');
+      await a.flush();
+      const afterVarz = await server.monitor<{ in_msgs: number }>('/varz');
+      assert.equal(got.messages.length, 1);
+      assert.deepEqual(got.events, events);
+      assert.equal(afterVarz.in_msgs - before.in_msgs, 1);
+    } finally {
+      await close();
+    }
+  });
+
+  it('splits a batch bigger than the server\'s max payload, in order', async () => {
+    const { a, b, settle, close } = await natsPair();
+    try {
+      const got = collect(b, 'big');
+      await settle();
+      const events: LocusEvent[] = Array.from({ length: 6000 }, (_, i) => ({
+        kind: 'loc',
+        realm: 'big',
+        object: { id: `object-${i}`, label: 'x'.repeat(200), location: null, data: { i }, connectionStatus: 'dis' },
+      }));
+      a.publish('big', events);
+      await eventually(() => got.events.length === 6000, '6000 events');
+      assert.ok(got.messages.length > 1);
+      assert.deepEqual(got.events, events);
+    } finally {
+      await close();
+    }
+  });
+
+  it('keeps publishing without throwing while the server is down, shows the outage, and delivers again after restart on the same port', async () => {
+    const { a, b, settle, close } = await natsPair(slow);
+    try {
+      const remote = collect(b, 'outage');
+      const own = collect(a, 'outage');
+      await settle();
+      a.publish('outage', [loc('outage', 'x', 1)]);
+      await eventually(() => remote.events.length === 1, 'the event before the outage');
+
+      await server.kill();
+      await eventually(() => !a.health().ok && !b.health().ok, 'both buses to notice the outage');
+      assert.match(a.health().detail, /nats disconnected since .*reconnecting/);
+      // Writers go on: nothing throws, local subscribers still get their events.
+      a.publish('outage', [loc('outage', 'x', 2)]);
+      a.publishControl({ kind: 'realm.changed', realm: 'outage' });
+      await eventually(() => own.events.length === 2, 'the local event during the outage');
+
+      await server.restart();
+      await eventually(() => a.health().ok && b.health().ok, 'both buses to reconnect', 10_000);
+      await settle();
+      a.publish('outage', [loc('outage', 'x', 3)]);
+      await eventually(() => remote.events.some((e) => e.kind === 'loc' && e.object.data.n === 3), 'the event after the restart', 10_000);
+      // What was buffered during the outage went out first, in order.
+      assert.deepEqual(
+        remote.events.map((e) => (e.kind === 'loc' ? e.object.data.n : null)),
+        [1, 2, 3],
+      );
+    } finally {
+      await close();
+    }
+  });
+
+  it('drops (counts) what does not fit the outage buffer, and never throws', async () => {
+    const a = await openNatsBus({ servers: [server.url], ...slow, maxBufferedBytes: 2_000 });
+    const b = await openNatsBus({ servers: [server.url], ...fast });
+    try {
+      const remote = collect(b, 'small-buffer');
+      await b.flush();
+      await server.kill();
+      await eventually(() => !a.health().ok && !b.health().ok, 'the outage');
+      for (let i = 0; i < 100; i++) a.publish('small-buffer', [loc('small-buffer', 'x', i)]);
+      assert.match(a.health().detail, /[1-9]\d* messages dropped in this outage/);
+      await server.restart();
+      await eventually(() => a.health().ok && b.health().ok, 'reconnect', 10_000);
+      await a.flush();
+      await eventually(() => remote.events.length > 0, 'the buffered events');
+      const ns = remote.events.map((e) => (e.kind === 'loc' ? (e.object.data.n as number) : -1));
+      assert.ok(ns.length < 100);
+      assert.deepEqual(ns, ns.map((_, i) => i), 'the first ones, in order');
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});
