@@ -125,12 +125,12 @@ async function crossProcessLatency(cluster: Cluster, token: string): Promise<Lat
 function ingestMessages(c: number, count: number): string[] {
   const rnd = random(1000 + c);
   const slice = Math.floor(objectCount / ingestConnections);
-  return Array.from({ length: count }, () => {
+  return Array.from({ length: count }, (_m, m) => {
     const objects = Array.from({ length: ingestBatch }, (_v, i) => ({
       id: `ingest-${c}-${i % slice}`,
       location: { longitude: 5 + rnd() * 10, latitude: 45 + rnd() * 10 },
     }));
-    return JSON.stringify([{ typ: 'obj', act: 'blk', rea: realm, dat: { objects } }]);
+    return JSON.stringify([{ typ: 'obj', act: 'blk', rea: realm, cid: `blk-${c}-${m}`, dat: { objects } }]);
   });
 }
 
