@@ -231,6 +231,7 @@ export async function start(config: Config, options: StartOptions = {}): Promise
   try {
     address = await listen(server, config.httpPort, config.host);
   } catch (err) {
+    await bus.close();
     await store.close();
     throw err;
   }
@@ -241,6 +242,7 @@ export async function start(config: Config, options: StartOptions = {}): Promise
     });
   } catch (err) {
     await new Promise((resolve) => server.close(resolve));
+    await bus.close();
     await store.close();
     throw err instanceof Error ? listenFailure(err, { portVariable: 'LOCUS_TCP_PORT', port: config.tcpPort, host: config.host }) : err;
   }

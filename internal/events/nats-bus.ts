@@ -52,6 +52,10 @@ export interface NatsBusOptions {
   servers: string[];
   /** The connection name servers show (/connz). */
   name?: string;
+  /** Credentials (from `nats://user:pass@host` or `nats://token@host`; openBus takes them out of the URLs). */
+  user?: string;
+  pass?: string;
+  token?: string;
   /** Hears of a handler that threw or a message that could not be read. */
   onError?: (err: unknown) => void;
   log?: BusLog;
@@ -75,7 +79,8 @@ const presenceSubject = 'locus.presence';
 
 interface Interest {
   count: number;
-  sub: Subscription;
+  /** Null when the connection was already closed. */
+  sub: Subscription | null;
 }
 
 /** Connects (throws when no server answers), then returns the bus. */
@@ -98,6 +103,8 @@ export async function openNatsBus(options: NatsBusOptions): Promise<NatsBus> {
       return Math.round(delay * (0.5 + Math.random() / 2));
     },
     ...(options.servers.some((s) => s.startsWith('tls://')) ? { tls: {} } : {}),
+    ...(options.user === undefined ? {} : { user: options.user, pass: options.pass ?? '' }),
+    ...(options.token === undefined ? {} : { token: options.token }),
   };
   let nc: NatsConnection;
   try {
@@ -119,6 +126,7 @@ export class NatsBus implements EventBus {
   private readonly maxBuffered: number;
   private connected = true;
   private closing = false;
+  private closed: Promise<void> | null = null;
   private downSince: Date | null = null;
   /** Messages kept while disconnected, sent in order on reconnect. */
   private buffer: [subject: string, payload: string][] = [];
@@ -214,8 +222,12 @@ export class NatsBus implements EventBus {
   }
 
   /** Sends what is buffered and delivers what is queued, then closes the connection. */
-  async close(): Promise<void> {
-    if (this.closing) return;
+  close(): Promise<void> {
+    this.closed ??= this.shutdown();
+    return this.closed;
+  }
+
+  private async shutdown(): Promise<void> {
     this.closing = true;
     const timeout = this.options.drainTimeoutMs ?? 5_000;
     let timer: NodeJS.Timeout | undefined;
@@ -255,12 +267,14 @@ export class NatsBus implements EventBus {
     if (interest === undefined) {
       interest = {
         count: 0,
-        sub: this.nc.subscribe(subject, {
-          callback: (err, msg) => {
-            if (err === null) onMessage(msg);
-            else this.onError(err);
-          },
-        }),
+        sub: this.nc.isClosed()
+          ? null
+          : this.nc.subscribe(subject, {
+              callback: (err, msg) => {
+                if (err === null) onMessage(msg);
+                else this.onError(err);
+              },
+            }),
       };
       table.set(key, interest);
     }
@@ -274,7 +288,7 @@ export class NatsBus implements EventBus {
         const current = table.get(key);
         if (current === undefined || --current.count > 0) return;
         table.delete(key);
-        if (!this.nc.isClosed()) current.sub.unsubscribe();
+        if (!this.nc.isClosed()) current.sub?.unsubscribe();
       },
     };
   }

@@ -32,6 +32,23 @@ function natsServers(url: string): string[] {
   return url.split(',').map((s) => s.trim());
 }
 
+/**
+ * The servers without credentials, and the credentials (the NATS client ignores them in URLs):
+ * `nats://user:pass@host` gives user and password, `nats://token@host` a token.
+ */
+export function natsConnection(url: string): { servers: string[]; user?: string; pass?: string; token?: string } {
+  let credentials: { user?: string; pass?: string; token?: string } = {};
+  const servers = natsServers(url).map((server) => {
+    const parsed = new URL(server);
+    if (parsed.username !== '' && credentials.user === undefined && credentials.token === undefined) {
+      const name = decodeURIComponent(parsed.username);
+      credentials = parsed.password === '' ? { token: name } : { user: name, pass: decodeURIComponent(parsed.password) };
+    }
+    return `${parsed.protocol}//${parsed.host}`;
+  });
+  return { servers, ...credentials };
+}
+
 const schemes: BusScheme[] = [
   {
     example: 'local',
@@ -42,10 +59,12 @@ const schemes: BusScheme[] = [
     example: 'nats://host:4222[,nats://host2:4222] (or tls://host:4222)',
     check: (url) => {
       if (!/^(nats|tls):\/\//.test(url)) return undefined;
-      for (const server of natsServers(url)) {
+      for (const given of natsServers(url)) {
+        // Messages never show credentials.
+        const server = given.replace(/\/\/[^@/]*@/, '//***@');
         let parsed: URL;
         try {
-          parsed = new URL(server);
+          parsed = new URL(given);
         } catch {
           return `"${server}" is not a URL`;
         }
@@ -59,7 +78,7 @@ const schemes: BusScheme[] = [
     open: async (url, options) => {
       const { openNatsBus } = await import('./nats-bus.js');
       return openNatsBus({
-        servers: natsServers(url),
+        ...natsConnection(url),
         ...(options.name === undefined ? {} : { name: options.name }),
         ...(options.onError === undefined ? {} : { onError: options.onError }),
         ...(options.log === undefined ? {} : { log: options.log }),

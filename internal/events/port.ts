@@ -132,7 +132,9 @@ export type ControlMessage =
  */
 export type PresenceMessage =
   | { kind: 'claims'; process: string; leaseMs: number; claims: Record<string, string[]> }
-  | { kind: 'withdraw'; process: string };
+  | { kind: 'withdraw'; process: string }
+  /** A process started: the others send their claims now rather than at their next heartbeat. */
+  | { kind: 'hello'; process: string };
 
 /** Whether the bus reaches the other processes now (readiness detail). */
 export interface BusHealth {

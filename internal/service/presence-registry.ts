@@ -67,6 +67,8 @@ interface RemoteClaims {
 
 /** Heartbeats a lease outlives: the claims of a process that missed this many are dropped. */
 const leaseHeartbeats = 3;
+/** The longest lease another process's message can ask for. */
+const maxLeaseMs = 60_000;
 
 /** Claims of one realm: literal ids and globs, each counted once per claiming connection. */
 interface RealmClaims {
@@ -102,6 +104,7 @@ export class PresenceRegistry implements PresenceLookup {
     this.presenceSub = options.bus.subscribePresence((message) => this.onPresence(message));
     this.timer = setInterval(() => this.heartbeat(), this.heartbeatMs);
     this.timer.unref();
+    options.bus.publishPresence({ kind: 'hello', process: this.processId });
   }
 
   /** Withdraws this process's claims from the others at once and stops the heartbeat (shutdown, before the bus closes). */
@@ -238,13 +241,20 @@ export class PresenceRegistry implements PresenceLookup {
       this.enqueue(() => this.dropRemote(message.process, false));
       return;
     }
+    if (message.kind === 'hello') {
+      // A new process: it learns our claims now, not at the next heartbeat.
+      if (!this.sentEmpty) this.claimsChanged();
+      return;
+    }
     if (message.kind !== 'claims' || typeof message.claims !== 'object' || message.claims === null) return;
     let entry = this.remote.get(message.process);
     if (entry === undefined) {
       entry = { expires: 0, realms: new Map() };
       this.remote.set(message.process, entry);
     }
-    entry.expires = Date.now() + (Number.isFinite(message.leaseMs) ? message.leaseMs : this.heartbeatMs * leaseHeartbeats);
+    // A lease is never longer than a minute, whatever the message says.
+    const leaseMs = Number.isFinite(message.leaseMs) && message.leaseMs > 0 ? Math.min(message.leaseMs, maxLeaseMs) : this.heartbeatMs * leaseHeartbeats;
+    entry.expires = Date.now() + leaseMs;
     const claims = message.claims;
     this.enqueue(() => this.applyRemote(message.process, claims));
   }

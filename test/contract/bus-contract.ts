@@ -43,12 +43,17 @@ export function collect(bus: EventBus, realm: string): { events: LocusEvent[]; d
   return out;
 }
 
-export const loc = (realm: string, id: string, n: number): LocusEvent => ({
-  kind: 'loc',
-  realm,
-  object: { id, label: null, location: null, data: { n }, connectionStatus: 'dis' },
-});
+/**
+ * A realm event numbered `n` (a pub/sub publication: its shape is the most stable of the
+ * event kinds; what the bus carries is opaque JSON to it).
+ */
+export const loc = (realm: string, id: string, n: number): LocusEvent => ({ kind: 'pub', realm, eve: 'moved', idp: id, dat: { n } });
+
+/** The number `loc` gave an event, or null for another event. */
+export const numberOf = (event: LocusEvent): number | null => (event.kind === 'pub' ? (event.dat as { n: number }).n : null);
+
 const ent = (realm: string, id: string, area: string): LocusEvent => ({ kind: 'ent', realm, object: id, area, time: '2024-01-01T00:00:00.000Z' });
+const cst = (realm: string, id: string): LocusEvent => ({ kind: 'cst', realm, object: id, status: 'con' });
 const realmChanged = (tenant: string, name: string): RealmChangedEvent => ({ kind: 'rea', act: 'cre', tenant, realm: `${tenant}/${name}`, name, record: { label: null, data: {} } });
 
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -69,11 +74,11 @@ export function busContract(factory: BusFactory): void {
       const other = collect(b, 'r2');
       const own = collect(a, 'r1');
       await pair.settle();
-      const batch = [loc('r1', 'x', 1), loc('r1', 'y', 2), ent('r1', 'x', 'A'), loc('r1', 'x', 3)];
+      const batch = [loc('r1', 'x', 1), loc('r1', 'y', 2), ent('r1', 'x', 'A'), cst('r1', 'x'), loc('r1', 'x', 3)];
       a.publish('r1', batch);
       a.publish('r1', [loc('r1', 'z', 4)]);
       a.publish('r1', []);
-      await eventually(() => here.events.length === 5 && own.events.length === 5, 'five events on both sides');
+      await eventually(() => here.events.length === 6 && own.events.length === 6, 'six events on both sides');
       const expected = [...batch, loc('r1', 'z', 4)];
       assert.deepEqual(here.events, expected);
       assert.deepEqual(own.events, expected);

@@ -118,6 +118,17 @@ describe('presence across processes (NATS bus)', () => {
     for (const p of [a, b]) assert.deepEqual(p.cst, ['b1 con', 'b1 dis']);
   });
 
+  it('a process that starts later learns the claims at once (hello), not at the next heartbeat', async () => {
+    const a = await startProcess(10_000);
+    a.presence.connectionOpened(device(['a1']));
+    await a.presence.idle();
+    await pause(100); // A's own announcement went out before B existed
+    const b = await startProcess(10_000);
+    await eventually(() => b.presence.statusOf('fleet', 'a1') === 'con', 'B to hear A\'s claims', 2_000);
+    await eventually(() => b.cst.length === 1, 'the con event on B');
+    assert.deepEqual(b.cst, ['a1 con']);
+  });
+
   it('a clean shutdown withdraws the claims at once (long before the lease would run out)', async () => {
     const a = await startProcess(10_000);
     const b = await startProcess(10_000);

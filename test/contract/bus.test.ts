@@ -5,12 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../../internal/config/config.js';
 import { LocalEventBus } from '../../internal/events/local-bus.js';
 import { openNatsBus, type NatsBus, type NatsBusOptions } from '../../internal/events/nats-bus.js';
-import { openBus } from '../../internal/events/open-bus.js';
+import { natsConnection, openBus } from '../../internal/events/open-bus.js';
 import { realmToken, type LocusEvent } from '../../internal/events/port.js';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
-import { busContract, collect, eventually, loc } from './bus-contract.js';
+import { busContract, collect, eventually, loc, numberOf } from './bus-contract.js';
 
 busContract({
   name: 'local',
@@ -62,6 +63,45 @@ async function subjects(): Promise<string[]> {
   return (subsz.subscriptions_list ?? []).map((s) => s.subject);
 }
 
+describe('LOCUS_BUS validation', () => {
+  it('accepts local and nats:// / tls:// server lists', () => {
+    for (const bus of ['local', 'nats://127.0.0.1:4222', 'nats://a:4222,nats://b:4222', 'tls://nats.example.com:4222', 'nats://user:secret@a:4222']) {
+      assert.equal(loadConfig({ LOCUS_BUS: bus }).bus, bus);
+    }
+  });
+
+  it('refuses anything else with one ConfigError naming what it accepts', () => {
+    for (const [bus, problem] of [
+      ['kafka', /"kafka" is not a supported bus/],
+      ['nats://', /"nats:\/\/" names no host|"nats:\/\/" is not a URL/],
+      ['nats://a:4222/x', /must not have a path/],
+      ['nats://a:4222,', /"" is not a URL/],
+      ['nats://a:4222,redis://b', /must start with nats:\/\/ or tls:\/\//],
+      ['NATS', /not a supported bus/],
+    ] as const) {
+      assert.throws(
+        () => loadConfig({ LOCUS_BUS: bus }),
+        (err: unknown) => err instanceof ConfigError && /^LOCUS_BUS must be local, or nats:\/\/host:4222/.test(err.message) && problem.test(err.message),
+        bus,
+      );
+    }
+  });
+
+  it('takes credentials out of the server URLs (the NATS client would ignore them there)', () => {
+    assert.deepEqual(natsConnection('nats://u%40x:p%3Aw@a:4222,nats://b:4222'), { servers: ['nats://a:4222', 'nats://b:4222'], user: 'u@x', pass: 'p:w' });
+    assert.deepEqual(natsConnection('tls://s3cret@a:4222'), { servers: ['tls://a:4222'], token: 's3cret' });
+    assert.deepEqual(natsConnection('nats://a'), { servers: ['nats://a'] });
+  });
+
+  it('never shows credentials in its messages', () => {
+    assert.throws(() => loadConfig({ LOCUS_BUS: 'nats://locus:s3cret@a:4222/x' }), (err: unknown) => err instanceof Error && err.message.includes('"nats://***@a:4222/x"') && !err.message.includes('s3cret'));
+  });
+
+  it('openBus refuses what it cannot open, the same way', async () => {
+    await assert.rejects(openBus('kafka://x'), /LOCUS_BUS must be .*"kafka:\/\/x" is not a supported bus/);
+  });
+});
+
 describe('nats bus', () => {
   it('openBus opens it from a nats:// URL list', async () => {
     const bus = await openBus(`${server.url},${server.url}`);
@@ -70,6 +110,18 @@ describe('nats bus', () => {
       assert.match(bus.health().detail, /nats connected/);
     } finally {
       await bus.close();
+    }
+  });
+
+  it('connects with the user and password of the URL to a server that requires them', async () => {
+    const secured = await startNatsServer({ args: ['--user', 'locus', '--pass', 'p@ss'] });
+    try {
+      await assert.rejects(openBus(secured.url), /cannot reach NATS.*(Authorization|AUTHORIZATION)/i);
+      const bus = await openBus(secured.url.replace('nats://', 'nats://locus:p%40ss@'));
+      assert.equal(bus.health().ok, true);
+      await bus.close();
+    } finally {
+      await secured.stop();
     }
   });
 
@@ -131,11 +183,7 @@ describe('nats bus', () => {
     try {
       const got = collect(b, 'big');
       await settle();
-      const events: LocusEvent[] = Array.from({ length: 6000 }, (_, i) => ({
-        kind: 'loc',
-        realm: 'big',
-        object: { id: `object-${i}`, label: 'x'.repeat(200), location: null, data: { i }, connectionStatus: 'dis' },
-      }));
+      const events: LocusEvent[] = Array.from({ length: 6000 }, (_, i) => ({ kind: 'pub', realm: 'big', eve: 'e', idp: `object-${i}`, dat: { i, text: 'x'.repeat(200) } }));
       a.publish('big', events);
       await eventually(() => got.events.length === 6000, '6000 events');
       assert.ok(got.messages.length > 1);
@@ -166,10 +214,10 @@ describe('nats bus', () => {
       await eventually(() => a.health().ok && b.health().ok, 'both buses to reconnect', 10_000);
       await settle();
       a.publish('outage', [loc('outage', 'x', 3)]);
-      await eventually(() => remote.events.some((e) => e.kind === 'loc' && e.object.data.n === 3), 'the event after the restart', 10_000);
+      await eventually(() => remote.events.some((e) => numberOf(e) === 3), 'the event after the restart', 10_000);
       // What was buffered during the outage went out first, in order.
       assert.deepEqual(
-        remote.events.map((e) => (e.kind === 'loc' ? e.object.data.n : null)),
+        remote.events.map(numberOf),
         [1, 2, 3],
       );
     } finally {
@@ -191,7 +239,7 @@ describe('nats bus', () => {
       await eventually(() => a.health().ok && b.health().ok, 'reconnect', 10_000);
       await a.flush();
       await eventually(() => remote.events.length > 0, 'the buffered events');
-      const ns = remote.events.map((e) => (e.kind === 'loc' ? (e.object.data.n as number) : -1));
+      const ns = remote.events.map(numberOf);
       assert.ok(ns.length < 100);
       assert.deepEqual(ns, ns.map((_, i) => i), 'the first ones, in order');
     } finally {

@@ -18,6 +18,11 @@ describe('package scripts', () => {
     assert.equal(pkg.scripts.locus, `node ${pkg.bin.locus}`);
   });
 
+  it('npm test installs the test tools first (nats-server, haproxy), as .ci/run does', () => {
+    assert.equal(pkg.scripts.pretest, 'bash scripts/install-tools.sh');
+    assert.match(readFileSync(new URL('../../../.ci/run', import.meta.url), 'utf8'), /^bash scripts\/install-tools\.sh$/m);
+  });
+
   it('prepare skips the build, and does not fail the install, where TypeScript is not installed (npm ci --omit=dev)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'locus-prepare-'));
     try {
