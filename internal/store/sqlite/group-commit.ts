@@ -30,8 +30,8 @@ export interface GroupCommitOptions<I, W, R> {
   committed: (work: W) => R;
   /** Before each group's transaction. */
   begin: () => void;
-  /** After each group, committed or not (state held for the group's writes goes). */
-  ended: () => void;
+  /** After a group's transaction was rolled back (state the group's writes held in memory goes). */
+  rolledBack: () => void;
   /** The error a caller sees. */
   translate: (err: unknown) => unknown;
   /** Whether an error may be one write's own, so that the group's writes are run again alone. */
@@ -101,7 +101,7 @@ export class GroupCommit<I, W, R> {
       works = this.groupTx.immediate(members);
     } catch (err) {
       // Rolled back: nothing of the group is kept.
-      this.options.ended();
+      this.options.rolledBack();
       if (members.length > 1 && this.options.retryAlone(err)) {
         // Each write again, alone: only those that fail on their own fail.
         for (const member of members) this.run([member]);
@@ -118,6 +118,5 @@ export class GroupCommit<I, W, R> {
         member.reject(this.options.translate(err));
       }
     });
-    this.options.ended();
   }
 }
