@@ -23,6 +23,7 @@ import { ObjectWrites, type QueuedUpsert, type UpsertWork } from './object-write
 import { RecentObjects } from './recent-objects.js';
 import { MAX_BACKLOG_ROWIDS, type SearchIndexer } from './search-indexer.js';
 import { isWriteSpecific, settle, translateSqliteError } from './sqlite-errors.js';
+import type { StoreOwnershipMode } from './store-owner.js';
 
 export { pageStart, toPage } from './pages.js';
 export { spatialCandidateCap, type ListPlan } from './object-reads.js';
@@ -48,6 +49,13 @@ export interface ObjectStoreOptions {
   textForNewBehind?: number;
   /** Queued object rowids beyond which writes wait for the full-text indexer (default MAX_BACKLOG_ROWIDS; tests lower it). */
   indexerBacklog?: number;
+  /**
+   * `shared`: other server processes write the file too (store-owner.ts; a bus between
+   * processes carries the events). Writes then check that a realm exists before they
+   * give it a key, and close checkpoints without waiting for the others. Default
+   * `exclusive`.
+   */
+  ownership?: StoreOwnershipMode;
 }
 
 /**
@@ -95,6 +103,7 @@ export class SqliteObjectStore implements ObjectStore {
     this.writer = new ObjectWrites(db, indexer, chunks, this.recent, {
       bufferFixes: Math.max(1, Math.floor(options.pastBuffer ?? PAST_BUFFER_FIXES)),
       textForNewBehind: options.textForNewBehind ?? TEXT_FOR_NEW_BEHIND,
+      shared: options.ownership === 'shared',
     });
     this.writes = new GroupCommit(db, {
       write: (write) => this.writer.write(write),
@@ -152,8 +161,7 @@ export class SqliteObjectStore implements ObjectStore {
   delete(realm: string, id: string, now: string): Promise<ObjectChange | null> {
     this.flushWrites();
     return settle(() => {
-      this.syncHeld();
-      const deleted = this.writer.delete(realm, id, now);
+      const deleted = this.writer.delete(realm, id, now, () => this.syncHeld());
       if (deleted === null) return null;
       this.locations.apply(realm, [[deleted.rowid, null, null]]);
       this.recent.delete(realm, id);
@@ -170,8 +178,11 @@ export class SqliteObjectStore implements ObjectStore {
   }
 
   /**
-   * Before a write: drops the recent objects and realm keys, and the spatial index's grids,
-   * when another connection has committed to the file (one read of `PRAGMA data_version`).
+   * At the start of a write transaction (which holds the write lock: nothing else commits
+   * until it ends): drops the recent objects and realm keys, and the spatial index's
+   * grids, when another connection has committed to the file (one read of `PRAGMA
+   * data_version`). Read before the lock instead, another process's commit could fall
+   * between the read and the write, which would then start from state it had replaced.
    */
   private syncHeld(): void {
     const version = this.selectVersion.get() ?? 0;

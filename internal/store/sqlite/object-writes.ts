@@ -56,6 +56,13 @@ export interface UpsertWork {
   moves: LocationMove[];
 }
 
+/** What a delete did: the change, the row's rowid, and the full-text queue entry its trigger made. */
+export interface DeletedObject {
+  change: ObjectChange;
+  rowid: number;
+  queued: number;
+}
+
 /** A batch with this many objects not held in memory tells whether its realm is importing new objects. */
 const GUESS_NEW_MIN = 64;
 
@@ -247,6 +254,12 @@ export interface ObjectWritesOptions {
   bufferFixes: number;
   /** How far behind (object rowids) the full-text indexer must be for writes to send it the text of new objects. */
   textForNewBehind: number;
+  /**
+   * Other processes write the file too (store-owner.ts `shared`): a realm whose key is not
+   * held is checked to exist before a write (another process may have deleted it; its key
+   * is dropped with the others when that commit is seen).
+   */
+  shared: boolean;
 }
 
 export class ObjectWrites {
@@ -266,7 +279,7 @@ export class ObjectWrites {
   private readonly deletedRealms = new Set<string>();
   /** Realms whose last batch of at least GUESS_NEW_MIN unread objects held mostly new ones (see readOlds). */
   private readonly newObjects = new Map<string, boolean>();
-  private readonly deleteTx: Transaction<(realm: string, id: string, now: string) => { change: ObjectChange; rowid: number; queued: number } | null>;
+  private readonly deleteTx: Transaction<(realm: string, id: string, now: string, begin: () => void) => DeletedObject | null>;
 
   constructor(
     db: Database,
@@ -276,7 +289,10 @@ export class ObjectWrites {
     private readonly options: ObjectWritesOptions,
   ) {
     this.s = new WriteStatements(db);
-    this.deleteTx = db.transaction((realm: string, id: string, now: string) => this.deleteNow(realm, id, now));
+    this.deleteTx = db.transaction((realm: string, id: string, now: string, begin: () => void) => {
+      begin();
+      return this.deleteNow(realm, id, now);
+    });
   }
 
   /** One batch, inside its group's transaction. */
@@ -300,13 +316,16 @@ export class ObjectWrites {
     this.newObjects.delete(realm);
   }
 
-  /** Deletes an object in a transaction of its own (the caller has run the queued writes first). */
-  delete(realm: string, id: string, now: string): { change: ObjectChange; rowid: number; queued: number } | null {
+  /**
+   * Deletes an object in a transaction of its own (the caller has run the queued writes
+   * first); `begin` runs first in the transaction (as GroupCommit's does).
+   */
+  delete(realm: string, id: string, now: string, begin: () => void): DeletedObject | null {
     // IMMEDIATE: the write lock before the reads (see group-commit.ts).
-    return this.deleteTx.immediate(realm, id, now);
+    return this.deleteTx.immediate(realm, id, now, begin);
   }
 
-  private deleteNow(realm: string, id: string, now: string): { change: ObjectChange; rowid: number; queued: number } | null {
+  private deleteNow(realm: string, id: string, now: string): DeletedObject | null {
     const row = this.s.selectOne.get(realm, id) as ObjectRow | undefined;
     if (row === undefined) return null;
     this.s.deleteRow.run(row.rowid);
@@ -321,7 +340,7 @@ export class ObjectWrites {
   private realmKey(realm: string): number {
     const known = this.keys.get(realm);
     if (known !== undefined) return known;
-    if (this.deletedRealms.has(realm)) {
+    if (this.options.shared || this.deletedRealms.has(realm)) {
       if (this.s.selectRealm.get(realm) === undefined) throw unknownRealm(realm);
       this.deletedRealms.delete(realm);
     }

@@ -445,6 +445,8 @@ export function migrate(db: Database): void {
     const migration = MIGRATIONS[version];
     if (migration === undefined) break;
     db.transaction(() => {
+      // Another process opening the same file may have run it meanwhile (store-owner.ts `shared`).
+      if (db.pragma('user_version', { simple: true }) !== version) return;
       if (typeof migration === 'string') db.exec(migration);
       else migration(db);
       db.pragma(`user_version = ${version + 1}`);
