@@ -4,7 +4,7 @@
  * file would never reach the first one's subscribers. With a bus between processes
  * (LOCUS_BUS=nats) several servers may share it (`shared`): each one's writes reach every
  * subscriber through the bus, and each store keeps its caches exact by `PRAGMA
- * data_version` (see docs/operations.md, "Several processes on one SQLite file").
+ * data_version` (docs/architecture.md, "Several processes on one SQLite file").
  *
  * The claim is a lock on a small database beside the store, `<file>-owner`, held for the
  * life of the process: the operating system drops it when the process dies, so a crashed
