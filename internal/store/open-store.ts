@@ -4,7 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { ConfigError, defaultStore } from '../config/config.js';
 import type { Store } from './port.js';
 import { openSqliteStore } from './sqlite/sqlite-store.js';
-import { claimStore, type StoreOwnership } from './sqlite/store-owner.js';
+import { claimStore, type StoreOwnership, type StoreOwnershipMode } from './sqlite/store-owner.js';
 
 export interface OpenStoreOptions {
   /** Hears of failures in the store's background work (they are retried). */
@@ -15,6 +15,11 @@ export interface OpenStoreOptions {
    * manage realms beside a running server.
    */
   claimOwnership?: boolean;
+  /**
+   * `shared`: other server processes serve the same SQLite file (only with a bus between
+   * processes, LOCUS_BUS=nats); `exclusive` (default): this one alone (store-owner.ts).
+   */
+  ownership?: StoreOwnershipMode;
 }
 
 /** The absolute path of the store's database file; null for the throwaway `sqlite::memory:`. */
@@ -86,12 +91,15 @@ class OwnedStore implements Store {
 }
 
 export function openStore(url: string, options: OpenStoreOptions = {}): Store {
-  const sqliteOptions = options.onBackgroundError === undefined ? {} : { onIndexerError: options.onBackgroundError };
+  const sqliteOptions = {
+    ...(options.onBackgroundError === undefined ? {} : { onIndexerError: options.onBackgroundError }),
+    ...(options.ownership === undefined ? {} : { ownership: options.ownership }),
+  };
   const file = storeFile(url);
   if (file === null) return openSqliteStore(':memory:', sqliteOptions);
   prepareDirectory(url, file);
   if (options.claimOwnership !== true) return openSqliteStore(file, sqliteOptions);
-  const ownership = claimStore(file, `LOCUS_STORE=${url}`);
+  const ownership = claimStore(file, `LOCUS_STORE=${url}`, options.ownership);
   try {
     return new OwnedStore(openSqliteStore(file, sqliteOptions), ownership);
   } catch (err) {

@@ -320,6 +320,52 @@ void describe('sqlite store', () => {
     }
   });
 
+  void it('migrates a version 14 file (version 15: history chunks appended, found by an index): every stored fix reads the same', async () => {
+    const path = freshPath();
+    const fix = (i: number): { longitude: number; latitude: number; time: string } => ({
+      longitude: i / 10,
+      latitude: 1,
+      time: new Date(Date.parse(T0) + i * 1000).toISOString(),
+    });
+    const first = openSqliteStore(path, { pastBuffer: 2, chunks: { span: 5_000, fixes: 3 } });
+    await first.realms.put('acme', SETTINGS, N0);
+    for (let i = 0; i < 30; i++) await first.objects.upsertMany('acme', [{ id: 'car', location: fix(i) }, { id: `o${i % 3}`, location: fix(i) }], N0);
+    const before = await first.objects.history('acme', 'car', { limit: 100, order: 'asc' });
+    const chunks = inspect(path, (db) => db.prepare<[], number>('SELECT count(*) FROM history').pluck().get());
+    const stored = historyRows(path);
+    await first.close();
+    assert.ok((chunks ?? 0) > 10, `the history holds chunks (${String(chunks)})`);
+    // Back to version 14 as released: chunks clustered by (orow, last).
+    const raw = new Database(path);
+    raw.exec(`
+      CREATE TABLE history_v14 (orow INTEGER NOT NULL, last INTEGER NOT NULL, first INTEGER NOT NULL, n INTEGER NOT NULL, fixes BLOB NOT NULL, PRIMARY KEY (orow, last)) WITHOUT ROWID;
+      INSERT INTO history_v14 SELECT orow, last, first, n, fixes FROM history;
+      DROP TABLE history;
+      ALTER TABLE history_v14 RENAME TO history;
+      PRAGMA user_version = 14;
+    `);
+    raw.close();
+    const store = openSqliteStore(path, { pastBuffer: 2, chunks: { span: 5_000, fixes: 3 } });
+    try {
+      assert.equal(inspect(path, (db) => db.pragma('user_version', { simple: true })), SCHEMA_VERSION);
+      const indexes = inspect(path, (db) => db.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'history'").pluck().all());
+      assert.deepEqual(indexes, ['history_by_object']);
+      // A rowid table now: appended in the order of the chunks' last times.
+      const order = inspect(path, (db) => db.prepare<[], number>('SELECT last FROM history ORDER BY rowid').pluck().all());
+      assert.deepEqual(order, [...order].sort((a, b) => a - b));
+      assert.equal(inspect(path, (db) => db.prepare<[], number>('SELECT count(*) FROM history').pluck().get()), chunks);
+      assert.deepEqual(historyRows(path), stored);
+      assert.deepEqual(await store.objects.history('acme', 'car', { limit: 100, order: 'asc' }), before);
+      // Writes go on: a late fix rewrites the chunk holding its time.
+      await store.objects.upsertMany('acme', [{ id: 'car', location: { ...fix(3), longitude: 9 } }, { id: 'car', location: fix(31) }], N1);
+      const after = await store.objects.history('acme', 'car', { limit: 100, order: 'asc' });
+      assert.equal(after.items.find((entry) => entry.location.time === fix(3).time)?.location.longitude, 9);
+      assert.equal(after.items.length, before.items.length + 1);
+    } finally {
+      await store.close();
+    }
+  });
+
   void it('a tracker writes no task ids: the column stays NULL; [] stores NULL, never an empty array', () =>
     withFile(async (store, path) => {
       await store.objects.upsertMany('acme', [{ id: 'a', location: { longitude: 1, latitude: 1, time: T0 } }, { id: 'b', tasks: ['t'] }], N0);
@@ -1184,12 +1230,12 @@ void describe('sqlite query engine', () => {
         ).slice(0, 2),
         ['SCAN search.object_fts VIRTUAL TABLE INDEX 0:M2', 'SEARCH o USING INTEGER PRIMARY KEY (rowid=?)'],
       );
-      // History pages (the store's own statement, chunkPageSql) and retention: the (orow, last) key.
-      assert.deepEqual(plan(chunkPageSql(false), [1, Date.parse(T0), Date.parse(T2)]), ['SEARCH history USING PRIMARY KEY (orow=? AND last>? AND last<?)']);
-      assert.deepEqual(plan(chunkPageSql(true), [1, Date.parse(T0), Date.parse(T2)]), ['SEARCH history USING PRIMARY KEY (orow=? AND last>? AND last<?)']);
+      // History pages (the store's own statement, chunkPageSql) and retention: the (orow, last) index (schema.ts version 15).
+      assert.deepEqual(plan(chunkPageSql(false), [1, Date.parse(T0), Date.parse(T2)]), ['SEARCH history USING INDEX history_by_object (orow=? AND last>? AND last<?)']);
+      assert.deepEqual(plan(chunkPageSql(true), [1, Date.parse(T0), Date.parse(T2)]), ['SEARCH history USING INDEX history_by_object (orow=? AND last>? AND last<?)']);
       // Retention of a chunk of objects: a seek on the key per object of the chunk.
       assert.deepEqual(plan(PRUNE_CHUNKS_SQL, ['r', 'o1', 'o9', Date.parse(T2)]), [
-        'SEARCH history USING PRIMARY KEY (orow=? AND last<?)',
+        'SEARCH history USING COVERING INDEX history_by_object (orow=? AND last<?)',
         'LIST SUBQUERY 1',
         'SEARCH objects USING COVERING INDEX sqlite_autoindex_objects_1 (realm=? AND id>? AND id<?)',
       ]);

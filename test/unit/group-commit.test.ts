@@ -10,32 +10,31 @@ interface Write {
   fail?: Error;
 }
 
-function setup(): { db: Database.Database; group: GroupCommit<Write, number, number>; calls: number[]; groups: number[] } {
+function setup(): { db: Database.Database; group: GroupCommit<Write, number, number>; calls: number[]; groups: number[]; rollbacks: number[] } {
   const db = new Database(':memory:');
   db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY)');
   const insert = db.prepare<[number]>('INSERT INTO t (id) VALUES (?)');
   const calls: number[] = [];
+  // The size of each group run, and of each one rolled back.
   const groups: number[] = [];
-  let size = 0;
+  const rollbacks: number[] = [];
   const group = new GroupCommit<Write, number, number>(db, {
     write: (write) => {
       calls.push(write.id);
-      size++;
+      groups[groups.length - 1] = (groups[groups.length - 1] ?? 0) + 1;
       insert.run(write.id);
       if (write.fail !== undefined) throw write.fail;
       return write.id;
     },
     committed: (id) => id * 10,
-    begin: () => {
-      size = 0;
-    },
-    ended: () => groups.push(size),
+    begin: () => groups.push(0),
+    rolledBack: () => rollbacks.push(groups[groups.length - 1] as number),
     translate: (err) => err,
     retryAlone: isWriteSpecific,
     weight: () => 1,
     maxWeight: 3,
   });
-  return { db, group, calls, groups };
+  return { db, group, calls, groups, rollbacks };
 }
 
 const ids = (db: Database.Database): number[] => db.prepare<[], number>('SELECT id FROM t ORDER BY id').pluck().all();
@@ -51,7 +50,7 @@ void describe('group commit', () => {
   });
 
   void it('runs the writes of a group again alone when one fails on its own: only that one fails', async () => {
-    const { db, group, calls } = setup();
+    const { db, group, calls, rollbacks } = setup();
     const outcomes = await Promise.allSettled([
       group.submit({ id: 1 }),
       group.submit({ id: 2, fail: new TypeError('not serialisable') }),
@@ -59,16 +58,19 @@ void describe('group commit', () => {
     ]);
     assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'rejected', 'fulfilled']);
     assert.deepEqual(calls, [1, 2, 1, 2, 3]);
+    // The group of three rolled back at its second write, then that write alone.
+    assert.deepEqual(rollbacks, [2, 1]);
     assert.deepEqual(ids(db), [1, 3]);
   });
 
   void it('fails the whole group at once on an error of the database, without running its writes again', async () => {
-    const { db, group, calls } = setup();
+    const { db, group, calls, rollbacks } = setup();
     const busy = new Database.SqliteError('database is locked', 'SQLITE_BUSY');
     const outcomes = await Promise.allSettled([group.submit({ id: 1 }), group.submit({ id: 2, fail: busy }), group.submit({ id: 3 })]);
     assert.deepEqual(outcomes.map((o) => o.status), ['rejected', 'rejected', 'rejected']);
     for (const outcome of outcomes) if (outcome.status === 'rejected') assert.equal(outcome.reason, busy);
     assert.deepEqual(calls, [1, 2]);
+    assert.deepEqual(rollbacks, [2]);
     assert.deepEqual(ids(db), []);
   });
 

@@ -28,10 +28,13 @@ export interface GroupCommitOptions<I, W, R> {
   write: (input: I) => W;
   /** After the commit, for each write that succeeded, in order: its result. */
   committed: (work: W) => R;
-  /** Before each group's transaction. */
+  /**
+   * At the start of each group's transaction, once it holds the write lock (no other
+   * connection commits until it ends): state held in memory is checked against the file.
+   */
   begin: () => void;
-  /** After each group, committed or not (state held for the group's writes goes). */
-  ended: () => void;
+  /** After a group's transaction was rolled back (state the group's writes held in memory goes). */
+  rolledBack: () => void;
   /** The error a caller sees. */
   translate: (err: unknown) => unknown;
   /** Whether an error may be one write's own, so that the group's writes are run again alone. */
@@ -57,7 +60,10 @@ export class GroupCommit<I, W, R> {
     db: Database,
     private readonly options: GroupCommitOptions<I, W, R>,
   ) {
-    this.groupTx = db.transaction((members: readonly Member<I, R>[]) => members.map((member) => options.write(member.input)));
+    this.groupTx = db.transaction((members: readonly Member<I, R>[]) => {
+      options.begin();
+      return members.map((member) => options.write(member.input));
+    });
   }
 
   /** Queues a write; it runs with the others of this turn, and settles after their commit. */
@@ -97,11 +103,10 @@ export class GroupCommit<I, W, R> {
   private run(members: readonly Member<I, R>[]): void {
     let works: W[];
     try {
-      this.options.begin();
       works = this.groupTx.immediate(members);
     } catch (err) {
       // Rolled back: nothing of the group is kept.
-      this.options.ended();
+      this.options.rolledBack();
       if (members.length > 1 && this.options.retryAlone(err)) {
         // Each write again, alone: only those that fail on their own fail.
         for (const member of members) this.run([member]);
@@ -118,6 +123,5 @@ export class GroupCommit<I, W, R> {
         member.reject(this.options.translate(err));
       }
     });
-    this.options.ended();
   }
 }

@@ -136,7 +136,7 @@ export class LocationIndex {
 
   /**
    * Applies a committed write's moves; a realm whose grid is not held is left to build
-   * later. The writer has looked at `PRAGMA data_version` before its transaction (noteVersion):
+   * later. The writer has looked at `PRAGMA data_version` at the start of its transaction (noteVersion):
    * a commit by another connection since is seen by the next look, or by the next query.
    */
   apply(realm: string, moves: readonly LocationMove[]): void {

@@ -305,6 +305,8 @@ export class SqliteStore implements Store {
   private readonly indexer: SearchIndexer;
   /** The temporary directory of a `:memory:` store, removed on close. */
   private readonly scratch: string | null;
+  /** Other processes write the file too (ObjectStoreOptions.ownership). */
+  private readonly shared: boolean;
 
   /**
    * Opens (creating when missing) the database at `path`. `:memory:` gives a throwaway
@@ -313,6 +315,7 @@ export class SqliteStore implements Store {
    */
   constructor(path: string, options: ObjectStoreOptions = {}) {
     this.scratch = path === ':memory:' ? mkdtempSync(join(tmpdir(), 'locus-store-')) : null;
+    this.shared = options.ownership === 'shared';
     const file = this.scratch === null ? path : join(this.scratch, 'locus.db');
     const db = new Database(file);
     try {
@@ -365,7 +368,8 @@ export class SqliteStore implements Store {
     return settle(() => {
       if (!this.db.open) return;
       try {
-        this.db.pragma('wal_checkpoint(TRUNCATE)');
+        // Shared (store-owner.ts): the others go on writing; TRUNCATE would wait for them.
+        this.db.pragma(this.shared ? 'wal_checkpoint(PASSIVE)' : 'wal_checkpoint(TRUNCATE)');
       } finally {
         this.db.close();
         if (this.scratch !== null) rmSync(this.scratch, { recursive: true, force: true });
