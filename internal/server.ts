@@ -91,6 +91,8 @@ export async function start(config: Config, options: StartOptions = {}): Promise
   const bus = await openBus(config.bus, { onError: (err) => logger.error({ err }, 'event delivery failed'), log: logger });
   const store = openStore(config.store, {
     claimOwnership: true,
+    // A bus between processes (NATS) lets several servers share one SQLite file (npm run cluster).
+    ownership: config.bus === 'local' ? 'exclusive' : 'shared',
     onBackgroundError: (err) => logger.error({ err }, 'store background work failed; retrying'),
   });
   const pubsub = new PubSub(bus);
