@@ -92,7 +92,7 @@ describe('cluster: three API processes behind HAProxy, coordinating through NATS
   }
 
   it(
-    'a write through A reaches an object subscription and a geofence subscription on C',
+    'a write through A reaches an object subscription and a geofence subscription on C (and a WebSocket through HAProxy)',
     withOutput(async () => {
       assertSuc(await v1(A, area('depot', 13.3, 52.4, 13.45, 52.55)));
       const id = uniqueId('tram');
@@ -102,6 +102,9 @@ describe('cluster: three API processes behind HAProxy, coordinating through NATS
       assertSuc(await c.request({ typ: 'sub', act: 'cre', id: sid, rea: realm, dat: { typ: 'obj', sty: 'rea' } }));
       assertSuc(await c.request({ typ: 'sub', act: 'sub', rea: realm, dat: { objects: [id] } }));
       const pushes = c.watch(sid);
+      // And one through the balancer (a WebSocket upgraded by HAProxy), wherever it lands.
+      const balanced = await wsTo({ httpUrl: cluster.httpUrl });
+      assertSuc(await balanced.request({ typ: 'sub', act: 'sub', rea: realm, dat: { objects: [id] } }));
 
       const a = await wsTo(A);
       assertSuc(await a.request(place(id, 13.4, 52.5))); // into the depot
@@ -121,6 +124,8 @@ describe('cluster: three API processes behind HAProxy, coordinating through NATS
       assert.equal(got[1].dat.object, id);
       assert.equal(got[1].dat.area, 'depot');
       assert.equal(got[1].rea, realm);
+      await until(balanced, 'the enter event through the balancer', 2000, () => events(balanced).some((e) => e.act === 'ent'));
+      assert.deepEqual(events(balanced), got);
     }),
   );
 
