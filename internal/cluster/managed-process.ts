@@ -26,6 +26,8 @@ const KEPT_LINES = 200;
 
 export class ManagedProcess {
   private child: ChildProcess | null = null;
+  /** The current run has ended (exited, or could not start at all). */
+  private ended = true;
   private exit: Promise<ProcessExit> = Promise.resolve({ code: null, signal: null });
   private readonly lines: string[] = [];
 
@@ -39,7 +41,7 @@ export class ManagedProcess {
   }
 
   get running(): boolean {
-    return this.child !== null && this.child.exitCode === null && this.child.signalCode === null;
+    return !this.ended;
   }
 
   get pid(): number | null {
@@ -67,13 +69,17 @@ export class ManagedProcess {
       detached: true,
     });
     this.child = child;
+    this.ended = false;
     this.exit = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
+        this.ended = true;
         this.keep(`(exited: ${code === null ? String(signal) : `code ${code}`})`);
         resolve({ code, signal });
       });
       // A command that cannot be run at all (ENOENT) ends without an exit event.
       child.once('error', (err) => {
+        if (this.ended) return;
+        this.ended = true;
         this.keep(`(could not run ${this.spec.command}: ${err.message})`);
         resolve({ code: null, signal: null });
       });
