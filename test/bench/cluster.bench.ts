@@ -12,16 +12,15 @@
  *    updates per second over 4 s (after 0.5 s), median of 3 runs. No target.
  *
  * Both on the shared SQLite file, and again on MongoDB when LOCUS_TEST_MONGODB_URI is set
- * (a database of its own, dropped afterwards); without it the MongoDB rows say so.
+ * (a database of its own, dropped afterwards; test/support/cluster.ts mongoTestStore); without it
+ * the section says so.
  * The realm has the same 100 areas as the single-process bench, so every update runs the
  * geofence test.
  */
-import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { MongoClient } from 'mongodb';
 import type { Cluster } from '../../internal/cluster/cluster.js';
 import { benchAreas, random } from '../support/bench-areas.js';
-import { clusterOutput, startTestCluster } from '../support/cluster.js';
+import { clusterOutput, mongoTestStore, startTestCluster } from '../support/cluster.js';
 import { connectTcp, connectWs, type V1Client } from '../support/v1-clients.js';
 
 const realm = 'bench';
@@ -202,24 +201,6 @@ async function withCluster(store: string | undefined, label: string): Promise<Fi
   }
 }
 
-/** The MongoDB URI with a database of the bench's own as its path (the store's control database). */
-function benchDatabase(uri: string): { url: string; control: string } {
-  const control = `locus_bench_${randomBytes(4).toString('hex')}`;
-  const match = /^(mongodb(?:\+srv)?:\/\/[^/?]+)\/?([^?]*)(\?.*)?$/.exec(uri);
-  if (match === null) throw new Error(`LOCUS_TEST_MONGODB_URI is not a mongodb:// URL: ${uri}`);
-  return { url: `${match[1]}/${control}${match[3] ?? ''}`, control };
-}
-
-async function dropBenchDatabases(uri: string, control: string): Promise<void> {
-  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5000 });
-  try {
-    const { databases } = await client.db().admin().listDatabases({ nameOnly: true });
-    for (const { name } of databases) if (name === control || name.startsWith(`${control}_`)) await client.db(name).dropDatabase();
-  } finally {
-    await client.close();
-  }
-}
-
 function rows(figures: Figures, store: string): string[][] {
   const lat = figures.latency;
   const out = (['ws', 'tcp'] as const).map((name) => {
@@ -250,11 +231,11 @@ async function main(): Promise<void> {
     mongoNote = 'MongoDB: not measured (LOCUS_TEST_MONGODB_URI is not set).';
     log(mongoNote);
   } else {
-    const { url, control } = benchDatabase(mongoUri);
+    const store = mongoTestStore(mongoUri);
     try {
-      table.push(...rows(await withCluster(url, `MongoDB (${control})`), 'MongoDB'));
+      table.push(...rows(await withCluster(store.url ?? undefined, `MongoDB (${String(store.url).replace(/\/\/[^@]*@/, '//***@')})`), 'MongoDB'));
     } finally {
-      await dropBenchDatabases(mongoUri, control);
+      await store.cleanup();
     }
   }
   const out = [

@@ -3,6 +3,8 @@
  * (or LOCUS_TEST_MONGODB_URI's database when asked), HAProxy in front (internal/cluster).
  * The API processes accept the conformance JWT secret, so `signToken` tokens work on every one.
  */
+import { randomBytes } from 'node:crypto';
+import { MongoClient } from 'mongodb';
 import { startCluster, type Cluster, type ClusterOptions } from '../../internal/cluster/cluster.js';
 import { adminToken } from './harness.js';
 import { testSecret } from './hivekit-wire.js';
@@ -43,4 +45,33 @@ export async function eventually<T>(read: () => Promise<T>, ok: (value: T) => bo
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${JSON.stringify(last)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** A store for a test cluster: its LOCUS_STORE (null: the launcher's SQLite file) and what removes it afterwards. */
+export interface TestStore {
+  url: string | null;
+  cleanup(): Promise<void>;
+}
+
+/**
+ * A MongoDB store of its own on the server of `uri` (LOCUS_TEST_MONGODB_URI): the URL with a
+ * fresh control database as its path; cleanup drops that database and every realm database
+ * named from it.
+ */
+export function mongoTestStore(uri: string): TestStore {
+  const control = `locus_cluster_${randomBytes(4).toString('hex')}`;
+  const match = /^(mongodb(?:\+srv)?:\/\/[^/?]+)\/?([^?]*)(\?.*)?$/.exec(uri);
+  if (match === null) throw new Error(`LOCUS_TEST_MONGODB_URI is not a mongodb:// URL: ${uri}`);
+  return {
+    url: `${match[1]}/${control}${match[3] ?? ''}`,
+    async cleanup() {
+      const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5000 });
+      try {
+        const { databases } = await client.db().admin().listDatabases({ nameOnly: true });
+        for (const { name } of databases) if (name === control || name.startsWith(`${control}_`)) await client.db(name).dropDatabase();
+      } finally {
+        await client.close();
+      }
+    },
+  };
 }
