@@ -20,6 +20,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Cluster } from '../../internal/cluster/cluster.js';
 import { benchAreas, random } from '../support/bench-areas.js';
+import { fmt, median, ms, percentile } from '../support/bench-stats.js';
 import { clusterOutput, mongoTestStore, startTestCluster } from '../support/cluster.js';
 import { connectTcp, connectWs, type V1Client } from '../support/v1-clients.js';
 
@@ -40,19 +41,6 @@ const log = (text: string): void => {
   process.stderr.write(`${text}\n`);
 };
 const now = (): number => performance.timeOrigin + performance.now();
-const fmt = (n: number): string => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '–');
-const ms = (n: number): string => (Number.isFinite(n) ? `${n.toFixed(2)} ms` : '–');
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
-}
-
-function median(runs: readonly number[]): number {
-  const sorted = [...runs].sort((a, b) => a - b);
-  return sorted.length === 0 ? Number.NaN : (sorted[Math.floor((sorted.length - 1) / 2)] as number);
-}
-
 async function admin(cluster: Cluster, method: string, path: string, body?: unknown, token = cluster.adminToken): Promise<unknown> {
   const res = await fetch(cluster.httpUrl + path, {
     method,

@@ -31,13 +31,14 @@
  * `--cpu-prof --cpu-prof-dir=/tmp/prof`); LOCUS_BENCH_SERVER_OUT names a file that gets the
  * server's output once it listens (for example with `--trace-gc`), which is dropped otherwise.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseBulkBody } from '../../internal/domain/object-input.js';
 import { openStore } from '../../internal/store/open-store.js';
 import { benchAreas as areas, random } from '../support/bench-areas.js';
+import { fmt, median, ms, percentile, processUse, usePerOperation } from '../support/bench-stats.js';
 import { startBenchServer, stopBenchServer as stopServer, type BenchServer as Server } from '../support/bench-server.js';
 import { connectTcp, connectWs, type V1Client } from '../support/v1-clients.js';
 
@@ -120,25 +121,6 @@ function updFrames(count: number, size: number, seed: number, scattered = false)
   );
 }
 
-/**
- * The server's CPU time (user + system, ms; /proc/<pid>/stat, clock ticks of 10 ms) and
- * the bytes it has written (/proc/<pid>/io wchar: WAL, database, sockets); null where
- * /proc is not there. Per update, these move far less with the host's load than a rate.
- */
-function serverUse(server: Server): { cpuMs: number; written: number } | null {
-  try {
-    const pid = server.child.pid as number;
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The fields after the command (which is in parentheses and may hold spaces).
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(fields[11]) + Number(fields[12]);
-    const written = Number(/wchar: (\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1]);
-    return { cpuMs: ticks * 10, written };
-  } catch {
-    return null;
-  }
-}
-
 interface Throughput {
   rate: number;
   /** Server CPU time per update (µs) and bytes written per update over the counted part; NaN without /proc. */
@@ -148,7 +130,7 @@ interface Throughput {
 
 /** Sends frames of `obj upd` with `window` in flight for `ms`; returns acknowledged updates per second. */
 async function throughput(server: Server, client: V1Client, messages: string[]): Promise<Throughput> {
-  let use = null as ReturnType<typeof serverUse>;
+  let use = null as ReturnType<typeof processUse>;
   let sent = 0;
   let acked = 0;
   let countFrom = 0;
@@ -172,7 +154,7 @@ async function throughput(server: Server, client: V1Client, messages: string[]):
         if (t >= started + warmupMs) {
           if (countFrom === 0) {
             countFrom = t;
-            use = serverUse(server);
+            use = processUse(server.child.pid);
           } else countedUpdates += batchSize;
         }
         pump();
@@ -182,14 +164,8 @@ async function throughput(server: Server, client: V1Client, messages: string[]):
     loop().catch(reject);
   });
   const seconds = (now() - countFrom) / 1000;
-  const end = serverUse(server);
-  return { rate: countedUpdates / seconds, ...costs(use, end, countedUpdates) };
-}
-
-/** Server CPU time and bytes written per update between two serverUse() readings. */
-function costs(from: ReturnType<typeof serverUse>, to: ReturnType<typeof serverUse>, updates: number): { cpuUs: number; bytes: number } {
-  if (from === null || to === null || updates === 0) return { cpuUs: Number.NaN, bytes: Number.NaN };
-  return { cpuUs: ((to.cpuMs - from.cpuMs) * 1000) / updates, bytes: (to.written - from.written) / updates };
+  const end = processUse(server.child.pid);
+  return { rate: countedUpdates / seconds, ...usePerOperation(use, end, countedUpdates) };
 }
 
 /** `fleetConnections` clients, each sending upd of one random object and awaiting the reply: updates per second. */
@@ -211,15 +187,15 @@ async function fleet(server: Server, token: string): Promise<Throughput> {
   await new Promise((resolve) => setTimeout(resolve, warmupMs));
   counting = true;
   const started = now();
-  const use = serverUse(server);
+  const use = processUse(server.child.pid);
   await new Promise((resolve) => setTimeout(resolve, throughputMs));
   counting = false;
-  const end = serverUse(server);
+  const end = processUse(server.child.pid);
   const seconds = (now() - started) / 1000;
   stopped = true;
   await Promise.all(runs);
   await Promise.all(clients.map((c) => c.close()));
-  return { rate: counted / seconds, ...costs(use, end, counted) };
+  return { rate: counted / seconds, ...usePerOperation(use, end, counted) };
 }
 
 function describeRun(run: Throughput | undefined): string {
@@ -227,20 +203,9 @@ function describeRun(run: Throughput | undefined): string {
   return `${fmt(run.rate)} updates/s; server ${run.cpuUs.toFixed(1)} µs CPU and ${fmt(run.bytes)} B written per update`;
 }
 
-/** The median of some runs (NaN: none). */
-function median(runs: readonly number[]): number {
-  const sorted = [...runs].sort((a, b) => a - b);
-  return sorted.length === 0 ? Number.NaN : (sorted[Math.floor((sorted.length - 1) / 2)] as number);
-}
-
 /** The runs as reported: every figure, in run order. */
 function spread(runs: readonly number[]): string {
   return `runs ${runs.map((rate) => fmt(rate)).join(' / ')}`;
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
 }
 
 /** Opens `idleConnections` authenticated connections that then stay silent. */
@@ -331,9 +296,6 @@ async function storeCeiling(): Promise<number> {
     rmSync(dir, { recursive: true, force: true });
   }
 }
-
-const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
-const ms = (n: number): string => `${n.toFixed(2)} ms`;
 
 async function main(): Promise<void> {
   log('starting the server');

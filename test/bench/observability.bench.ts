@@ -1,0 +1,265 @@
+/**
+ * `npm run bench`: what observability costs. Three servers as `npm start` runs them (child
+ * processes, SQLite files in temp dirs, loopback), the same in all but one setting:
+ * metrics off (LOCUS_METRICS=false), metrics on (the default), and metrics on with tracing on
+ * (OTEL_TRACES_EXPORTER=otlp, every request sampled, spans sent over OTLP/HTTP to a sink in
+ * this process that answers at once). Each realm has the 100 areas of the protocol bench.
+ *
+ * Two workloads, each run in rounds that visit the three servers in turn (a slow spell of the
+ * host then falls on all of them), the median round reported:
+ * 1. ingest: `obj`/`blk` of 1,000 location updates over one TCP connection, 4 in flight;
+ * 2. query: REST lists of the objects in a 50 km circle (about 100 of 10,000), 8 requests in
+ *    flight over keep-alive connections.
+ * With each, the server's CPU time per update or request (steadier than a rate on a shared
+ * host). Target (issue #22): with metrics on and tracing off, both throughputs within 3% of
+ * metrics off. The cost of tracing on is stated, without a target.
+ */
+import { createServer, type Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { benchAreas, random } from '../support/bench-areas.js';
+import { startBenchServer, stopBenchServer, type BenchServer } from '../support/bench-server.js';
+import { fmt, median, processUse, usePerOperation } from '../support/bench-stats.js';
+import { connectTcp, type V1Client } from '../support/v1-clients.js';
+
+const adminToken = 'bench-admin-token-0123456789';
+const realm = 'bench';
+const objectCount = 10_000;
+const batchSize = 1000;
+const window = 4;
+const queryConcurrency = 8;
+const rounds = Number(process.env.LOCUS_BENCH_ROUNDS ?? 5);
+const runMs = 3000;
+const warmupMs = 500;
+
+const log = (text: string): void => {
+  process.stderr.write(`${text}\n`);
+};
+const now = (): number => performance.timeOrigin + performance.now();
+
+interface Setup {
+  name: string;
+  env: Record<string, string>;
+}
+
+interface Run {
+  rate: number;
+  cpuUs: number;
+}
+
+interface Subject {
+  setup: Setup;
+  server: BenchServer;
+  token: string;
+  client: V1Client;
+  ingest: Run[];
+  query: Run[];
+}
+
+/** An OTLP/HTTP endpoint that takes every export and answers 200 at once (counting what it got). */
+async function startSpanSink(): Promise<{ url: string; bytes: () => number; close: () => Promise<void> }> {
+  let bytes = 0;
+  const sink: HttpServer = createServer((req, res) => {
+    req.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+    });
+    req.on('end', () => {
+      const json = (req.headers['content-type'] ?? '').includes('json');
+      res.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' });
+      res.end(json ? '{}' : '');
+    });
+  });
+  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+  const { port } = sink.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1/traces`,
+    bytes: () => bytes,
+    close: () => new Promise((resolve) => sink.close(() => resolve())),
+  };
+}
+
+async function admin(server: BenchServer, method: string, path: string, body?: unknown, token = adminToken): Promise<unknown> {
+  const res = await fetch(server.httpUrl + path, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json: unknown = await res.json();
+  if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+/** Pre-encoded blk messages, each moving a slice of consecutive objects somewhere else in the region. */
+function batches(count: number, seed: number): string[] {
+  const rnd = random(seed);
+  return Array.from({ length: count }, (_, b) => {
+    const objects = Array.from({ length: batchSize }, (_v, i) => ({
+      id: `obj-${(b * batchSize + i) % objectCount}`,
+      location: { longitude: 5 + rnd() * 10, latitude: 45 + rnd() * 10 },
+    }));
+    return JSON.stringify([{ typ: 'obj', act: 'blk', rea: realm, cid: `blk-${b}`, dat: { objects } }]);
+  });
+}
+
+/** Sends blk messages with `window` in flight for warmupMs + runMs; updates/s and CPU per update over the counted part. */
+async function ingest(subject: Subject, messages: string[]): Promise<Run> {
+  const { client, server } = subject;
+  let sent = 0;
+  let acked = 0;
+  let counted = 0;
+  let countFrom = 0;
+  let use = null as ReturnType<typeof processUse>;
+  const started = now();
+  const stopAt = started + warmupMs + runMs;
+  const pump = (): void => {
+    while (sent - acked < window && now() < stopAt) {
+      client.sendText(messages[sent % messages.length] as string);
+      sent++;
+    }
+  };
+  pump();
+  while (acked < sent) {
+    const reply = (await client.next(30_000)) as { res?: string }[];
+    if (!reply.every((r) => r.res === 'suc')) throw new Error(`blk failed: ${JSON.stringify(reply).slice(0, 500)}`);
+    acked++;
+    const t = now();
+    if (t >= started + warmupMs) {
+      if (countFrom === 0) {
+        countFrom = t;
+        use = processUse(server.child.pid);
+      } else counted += batchSize;
+    }
+    pump();
+  }
+  const seconds = (now() - countFrom) / 1000;
+  return { rate: counted / seconds, cpuUs: usePerOperation(use, processUse(server.child.pid), counted).cpuUs };
+}
+
+/** `queryConcurrency` loops of REST circle lists for warmupMs + runMs; requests/s and CPU per request. */
+async function query(subject: Subject, seed: number): Promise<Run> {
+  const { server, token } = subject;
+  const rnd = random(seed);
+  const started = now();
+  const countFrom = started + warmupMs;
+  const stopAt = countFrom + runMs;
+  let counted = 0;
+  let use = null as ReturnType<typeof processUse>;
+  const loop = async (): Promise<void> => {
+    while (now() < stopAt) {
+      const shape = JSON.stringify({ cx: 5 + rnd() * 10, cy: 45 + rnd() * 10, r: 50_000 });
+      const res = await fetch(`${server.httpUrl}/v2/realm/${realm}/object?limit=1000&shape=${encodeURIComponent(shape)}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      if (res.status !== 200) throw new Error(`list failed: ${res.status} ${await res.text()}`);
+      await res.arrayBuffer();
+      if (now() >= countFrom && now() < stopAt) counted++;
+    }
+  };
+  const timer = setTimeout(() => {
+    use = processUse(server.child.pid);
+  }, warmupMs);
+  await Promise.all(Array.from({ length: queryConcurrency }, loop));
+  clearTimeout(timer);
+  const end = processUse(server.child.pid);
+  return { rate: counted / (runMs / 1000), cpuUs: usePerOperation(use, end, counted).cpuUs };
+}
+
+async function prepare(setup: Setup): Promise<Subject> {
+  const server = await startBenchServer({ adminToken, env: { LOCUS_RATE_LIMIT: '1000000', LOCUS_RATE_BURST: '1000000', ...setup.env } });
+  await admin(server, 'PUT', `/admin/v1/realm/${realm}`, {});
+  const { token } = (await admin(server, 'POST', `/admin/v1/realm/${realm}/token`, { scope: 'write' })) as { token: string };
+  for (const area of benchAreas()) await admin(server, 'POST', `/v2/realm/${realm}/area/${area.id}`, { label: area.id, shape: area.shape }, token);
+  const client = await connectTcp(server.tcpPort, token);
+  return { setup, server, token, client, ingest: [], query: [] };
+}
+
+interface Figures {
+  ingest: number;
+  ingestCpu: number;
+  query: number;
+  queryCpu: number;
+}
+
+const figures = (s: Subject): Figures => ({
+  ingest: median(s.ingest.map((r) => r.rate)),
+  ingestCpu: median(s.ingest.map((r) => r.cpuUs)),
+  query: median(s.query.map((r) => r.rate)),
+  queryCpu: median(s.query.map((r) => r.cpuUs)),
+});
+
+const pct = (value: number, base: number): string => `${value >= base ? '+' : ''}${((100 * (value - base)) / base).toFixed(1)}%`;
+
+async function main(): Promise<void> {
+  const sink = await startSpanSink();
+  const setups: Setup[] = [
+    { name: 'metrics off', env: { LOCUS_METRICS: 'false', OTEL_TRACES_EXPORTER: 'none' } },
+    { name: 'metrics on, tracing off', env: { LOCUS_METRICS: 'true', OTEL_TRACES_EXPORTER: 'none' } },
+    {
+      name: 'metrics on, tracing on',
+      env: {
+        LOCUS_METRICS: 'true',
+        OTEL_TRACES_EXPORTER: 'otlp',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: sink.url,
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf',
+        OTEL_SERVICE_NAME: 'locus-bench',
+        OTEL_TRACES_SAMPLER: 'always_on',
+      },
+    },
+  ];
+  log('starting three servers');
+  const subjects: Subject[] = [];
+  try {
+    for (const setup of setups) subjects.push(await prepare(setup));
+    const messages = batches(40, 1);
+    // Every object exists (and has a location) before the first counted run of any server.
+    for (const subject of subjects) await ingest(subject, messages);
+    for (let round = 1; round <= rounds; round++) {
+      // Each round starts with a different server, so that none always runs first or last.
+      const order = subjects.map((_s, i) => subjects[(i + round) % subjects.length] as Subject);
+      for (const subject of order) {
+        subject.ingest.push(await ingest(subject, messages));
+        subject.query.push(await query(subject, round * 10 + subjects.indexOf(subject)));
+        const i = subject.ingest.at(-1) as Run;
+        const q = subject.query.at(-1) as Run;
+        log(`round ${round}, ${subject.setup.name}: ${fmt(i.rate)} updates/s (${i.cpuUs.toFixed(1)} µs), ${fmt(q.rate)} lists/s (${q.cpuUs.toFixed(0)} µs)`);
+      }
+    }
+  } finally {
+    for (const subject of subjects) {
+      await subject.client.close();
+      await stopBenchServer(subject.server);
+    }
+    await sink.close();
+  }
+  const [off, on, traced] = subjects.map(figures) as [Figures, Figures, Figures];
+  const within = (value: number, base: number): boolean => value >= base * 0.97;
+  const row = (name: string, f: Figures, base: Figures | null): string =>
+    `| ${name} | ${fmt(f.ingest)}${base === null ? '' : ` (${pct(f.ingest, base.ingest)})`} | ${(f.ingestCpu).toFixed(1)} | ` +
+    `${fmt(f.query)}${base === null ? '' : ` (${pct(f.query, base.query)})`} | ${(f.queryCpu).toFixed(0)} |`;
+  const ingestMet = within(on.ingest, off.ingest);
+  const queryMet = within(on.query, off.query);
+  const out = [
+    '## Observability cost (`test/bench/observability.bench.ts`)',
+    '',
+    'Three servers (child processes, SQLite, 100 areas), alike but for metrics and tracing. Ingest: blk of 1,000',
+    `location updates over one TCP connection, ${window} in flight. Query: REST lists of a 50 km circle (about 100 of`,
+    `${fmt(objectCount)} objects), ${queryConcurrency} in flight. ${rounds} rounds of ${runMs / 1000} s per workload and server, the servers in turn`,
+    '(a different one first each round); medians. Tracing on samples every request and sends the spans over OTLP/HTTP',
+    `(protobuf) to a sink in the bench process (${fmt(sink.bytes())} bytes received).`,
+    '',
+    '| Setting | Ingest, updates/s | server µs CPU per update | Query, lists/s | server µs CPU per list |',
+    '|---|---|---|---|---|',
+    row('metrics off', off, null),
+    row('metrics on, tracing off', on, off),
+    row('metrics on, tracing on', traced, off),
+    '',
+    '| Measure | Result | Target | Met |',
+    '|---|---|---|---|',
+    `| Ingest throughput, metrics on and tracing off, against metrics off | ${pct(on.ingest, off.ingest)} | within 3% | ${ingestMet ? 'yes' : 'no'} |`,
+    `| Query throughput, metrics on and tracing off, against metrics off | ${pct(on.query, off.query)} | within 3% | ${queryMet ? 'yes' : 'no'} |`,
+    `| Cost of tracing on (every request sampled), ingest / query throughput against metrics on | ${pct(traced.ingest, on.ingest)} / ${pct(traced.query, on.query)} | – | – |`,
+  ];
+  process.stdout.write(out.join('\n') + '\n');
+}
+
+await main();
