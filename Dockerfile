@@ -1,0 +1,35 @@
+# syntax=docker/dockerfile:1
+# The locus image: the API server (dist/cmd/server.js, the default), the operator
+# (dist/cmd/operator.js) and the admin CLI (dist/cmd/cli.js), run as a non-root user.
+
+# 1. Build: compile TypeScript and the native addon (better-sqlite3), then drop dev dependencies.
+FROM node:20-bookworm AS build
+WORKDIR /src
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends python3 g++ make && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+# Dependencies first (a layer of their own); `prepare` would build before the sources are here,
+# so scripts are skipped and the one native addon is built explicitly.
+RUN npm ci --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3
+COPY scripts ./scripts
+COPY tsconfig.json ./
+COPY cmd ./cmd
+COPY internal ./internal
+COPY test ./test
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+
+# 2. Run: only what the processes need.
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /src/package.json ./
+COPY --from=build /src/node_modules ./node_modules
+COPY --from=build /src/dist/cmd ./dist/cmd
+COPY --from=build /src/dist/internal ./dist/internal
+# A fixed non-root user (the chart's securityContext runs as it too); a writable data
+# directory for embedded mode (LOCUS_STORE=sqlite:/data/locus.db).
+RUN groupadd --gid 10001 locus && useradd --uid 10001 --gid locus --no-create-home --shell /usr/sbin/nologin locus \
+  && mkdir -p /data && chown locus:locus /data
+USER 10001:10001
+EXPOSE 8080 7070
+ENTRYPOINT ["node", "--max-semi-space-size=32"]
+CMD ["dist/cmd/server.js"]
