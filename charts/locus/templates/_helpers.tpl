@@ -45,14 +45,14 @@ app.kubernetes.io/component: operator
 {{- end -}}
 
 {{- define "locus.busEnv" -}}
-{{- if .Values.nats.existingSecret }}
+{{- if .Values.nats.existingSecret -}}
 - name: LOCUS_BUS
   valueFrom:
     secretKeyRef:
       name: {{ .Values.nats.existingSecret }}
       key: {{ .Values.nats.secretKey }}
-{{- else }}
+{{- else -}}
 - name: LOCUS_BUS
   value: {{ .Values.nats.url | quote }}
-{{- end }}
+{{- end -}}
 {{- end -}}
