@@ -16,7 +16,7 @@ import { areaGeometry, dataToPairs, objectFromDoc, pairsToData, projectPairs } f
 import { historyTtlIndex } from '../../internal/store/mongodb/indexes.js';
 import { KeyedQueue } from '../../internal/store/mongodb/keyed-queue.js';
 import { insertNew, translateMongoError } from '../../internal/store/mongodb/mongo-errors.js';
-import { clientOptions, redactUrl } from '../../internal/store/mongodb/mongo-store.js';
+import { clientOptions, CONNECTION_DEFAULTS, redactUrl } from '../../internal/store/mongodb/mongo-store.js';
 import { controlDatabaseName, realmDatabaseName } from '../../internal/store/mongodb/names.js';
 import { batchOperations } from '../../internal/store/mongodb/object-store.js';
 import { dataMergeExpression, historyWrites, objectWrite } from '../../internal/store/mongodb/object-writes.js';
@@ -370,16 +370,7 @@ void describe('mongodb: documents, connection and errors', () => {
   });
 
   void it('connection defaults unless the URL sets them; passwords hidden in messages', () => {
-    assert.deepEqual(clientOptions('mongodb://h/locus'), {
-      ignoreUndefined: true,
-      maxPoolSize: 50,
-      serverSelectionTimeoutMS: 5_000,
-      connectTimeoutMS: 5_000,
-      socketTimeoutMS: 60_000,
-      retryWrites: true,
-      retryReads: true,
-      appName: 'locus',
-    });
+    assert.deepEqual(clientOptions('mongodb://h/locus'), { ignoreUndefined: true, ...CONNECTION_DEFAULTS });
     const given = clientOptions('mongodb://h/locus?maxpoolsize=5&serverSelectionTimeoutMS=100&retryWrites=false');
     assert.equal('maxPoolSize' in given || 'serverSelectionTimeoutMS' in given || 'retryWrites' in given, false);
     assert.equal(redactUrl('mongodb://user:pa:ss@h/x'), 'mongodb://user:***@h/x');
