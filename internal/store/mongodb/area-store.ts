@@ -12,7 +12,7 @@ import type { Area, AreaChange, AreaCreate, AreaPatch } from '../../domain/types
 import type { AreaListQuery, AreaStore, Page } from '../port.js';
 import { areaFromDoc, areaToDoc, type AreaDoc } from './documents.js';
 import { guarded, insertNew } from './mongo-errors.js';
-import { pageStart, toPage } from './paging.js';
+import { pageStart, toPage } from '../pages.js';
 import type { RealmDatabases } from './realm-databases.js';
 
 /** Attempts of an optimistic update before it gives up (`unavailable`: try again). */

@@ -25,7 +25,7 @@ import { MAX_BACKLOG_ROWIDS, type SearchIndexer } from './search-indexer.js';
 import { isWriteSpecific, settle, translateSqliteError } from './sqlite-errors.js';
 import type { StoreOwnershipMode } from './store-owner.js';
 
-export { pageStart, toPage } from './pages.js';
+export { pageStart, toPage } from '../pages.js';
 export { spatialCandidateCap, type ListPlan } from './object-reads.js';
 export { sameSnapshot } from './object-writes.js';
 
