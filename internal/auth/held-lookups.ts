@@ -25,16 +25,23 @@ interface Held<T> {
   untilMs: number;
 }
 
-/** A store lookup by key, held; `drop` decides which entries a control message names. */
-class HeldLookup<T extends object> {
+/** What a control message drops: one key, every entry `where` picks, or (null) nothing. */
+export type HeldDrop<T> = { key: string } | { where: (record: Readonly<T>) => boolean } | null;
+
+/**
+ * A store lookup by key, held at most `holdMs`; `drops` says which entries a control message
+ * names. Its uses below differ only in their lookup and their drops.
+ */
+export class HeldLookup<T extends object> {
   private readonly held = new Map<string, Held<T>>();
   /** Bumped by every drop: a lookup that began before it is not held. */
   private epoch = 0;
 
   constructor(
     private readonly read: (key: string) => Promise<T | null>,
-    private readonly clock: () => number,
-    private readonly holdMs: number,
+    private readonly drops: (message: ControlMessage) => HeldDrop<T>,
+    private readonly clock: () => number = Date.now,
+    private readonly holdMs: number = HOLD_MS,
   ) {}
 
   async get(key: string): Promise<T | null> {
@@ -53,65 +60,52 @@ class HeldLookup<T extends object> {
     return record;
   }
 
-  /** Drops one key. */
-  dropKey(key: string): void {
+  hear(message: ControlMessage): void {
+    const drop = this.drops(message);
+    if (drop === null) return;
     this.epoch++;
-    this.held.delete(key);
+    if ('key' in drop) {
+      this.held.delete(drop.key);
+      return;
+    }
+    for (const [key, entry] of this.held) if (drop.where(entry.record)) this.held.delete(key);
   }
 
-  /** Drops every entry `names` picks. */
-  dropWhere(names: (record: Readonly<T>) => boolean): void {
-    this.epoch++;
-    for (const [key, entry] of this.held) if (names(entry.record)) this.held.delete(key);
-  }
-
+  /** Entries held (for tests and diagnostics). */
   get size(): number {
     return this.held.size;
   }
 }
 
-/** Opaque tokens by hash (TokenStore.findByHash), dropped by `token.revoked`. */
-export class HeldTokens implements Pick<TokenStore, 'findByHash'> {
-  private readonly lookup: HeldLookup<TokenRecord>;
+/** `token.revoked` drops its token, or (no hash) every token of its realm. */
+function tokenDrops(message: ControlMessage): HeldDrop<TokenRecord> {
+  if (message.kind !== 'token.revoked') return null;
+  if (message.hash !== null) return { key: message.hash };
+  const realm = message.realm;
+  return { where: (record) => record.realm === realm };
+}
 
+/** `keys.changed` drops every key of its tenant. */
+function keyDrops(message: ControlMessage): HeldDrop<SigningKeyRecord> {
+  if (message.kind !== 'keys.changed') return null;
+  const tenant = message.tenant;
+  return { where: (record) => record.tenant === tenant };
+}
+
+/** Opaque tokens by hash (TokenStore.findByHash), dropped by `token.revoked`. */
+export class HeldTokens extends HeldLookup<TokenRecord> implements Pick<TokenStore, 'findByHash'> {
   constructor(tokens: Pick<TokenStore, 'findByHash'>, clock: () => number = Date.now, holdMs = HOLD_MS) {
-    this.lookup = new HeldLookup((hash) => tokens.findByHash(hash), clock, holdMs);
+    super((hash) => tokens.findByHash(hash), tokenDrops, clock, holdMs);
   }
 
   findByHash(hash: string): Promise<TokenRecord | null> {
-    return this.lookup.get(hash);
-  }
-
-  hear(message: ControlMessage): void {
-    if (message.kind !== 'token.revoked') return;
-    if (message.hash !== null) this.lookup.dropKey(message.hash);
-    else this.lookup.dropWhere((record) => record.realm === message.realm);
-  }
-
-  /** Tokens held (for tests and diagnostics). */
-  get size(): number {
-    return this.lookup.size;
+    return this.get(hash);
   }
 }
 
 /** Signing keys by id (SigningKeyStore.get), dropped by `keys.changed` of their tenant. */
-export class HeldSigningKeys implements Pick<SigningKeyStore, 'get'> {
-  private readonly lookup: HeldLookup<SigningKeyRecord>;
-
+export class HeldSigningKeys extends HeldLookup<SigningKeyRecord> implements Pick<SigningKeyStore, 'get'> {
   constructor(keys: Pick<SigningKeyStore, 'get'>, clock: () => number = Date.now, holdMs = HOLD_MS) {
-    this.lookup = new HeldLookup((id) => keys.get(id), clock, holdMs);
-  }
-
-  get(id: string): Promise<SigningKeyRecord | null> {
-    return this.lookup.get(id);
-  }
-
-  hear(message: ControlMessage): void {
-    if (message.kind === 'keys.changed') this.lookup.dropWhere((record) => record.tenant === message.tenant);
-  }
-
-  /** Keys held (for tests and diagnostics). */
-  get size(): number {
-    return this.lookup.size;
+    super((id) => keys.get(id), keyDrops, clock, holdMs);
   }
 }

@@ -1,7 +1,8 @@
 /**
- * The external programs a cluster runs: nats-server and haproxy. scripts/install-tools.sh puts
- * them in `${LOCUS_TOOLS_DIR:-$HOME/.cache/locus-tools}/bin`; one found on the PATH (or in
- * /usr/sbin, where Debian puts haproxy) does too.
+ * The external programs a cluster runs (nats-server and haproxy), and the lookup of any tool
+ * by name (the tests find theirs with it: test/support/tools.ts). scripts/install-tools.sh
+ * puts them in `${LOCUS_TOOLS_DIR:-$HOME/.cache/locus-tools}/bin`; one found on the PATH (or
+ * in /usr/sbin, where Debian puts haproxy) does too.
  */
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
@@ -9,6 +10,7 @@ import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/** The tools a cluster runs. */
 export type Tool = 'nats-server' | 'haproxy';
 
 export const clusterTools: readonly Tool[] = ['nats-server', 'haproxy'];
@@ -29,10 +31,14 @@ function executable(path: string): boolean {
   }
 }
 
-/** The tool's path, or null when it is nowhere to be found. */
-export function findTool(name: Tool, env: NodeJS.ProcessEnv = process.env): string | null {
-  const dirs = [join(toolsDir(env), 'bin'), ...(env.PATH ?? '').split(delimiter).filter((d) => d !== ''), '/usr/local/sbin', '/usr/sbin', '/sbin'];
-  for (const dir of dirs) {
+/** Where a tool is looked for, in order. */
+function toolDirs(env: NodeJS.ProcessEnv): string[] {
+  return [join(toolsDir(env), 'bin'), ...(env.PATH ?? '').split(delimiter).filter((d) => d !== ''), '/usr/local/sbin', '/usr/sbin', '/sbin'];
+}
+
+/** Tool `name`'s path, or null when it is nowhere to be found. */
+export function findTool(name: string, env: NodeJS.ProcessEnv = process.env): string | null {
+  for (const dir of toolDirs(env)) {
     const path = join(dir, name);
     if (executable(path)) return path;
   }
@@ -43,7 +49,19 @@ export class MissingToolError extends Error {
   override readonly name = 'MissingToolError';
 }
 
-/** Every tool's path; throws naming the missing ones and the command that installs them. */
+/** Where the tools were looked for, for messages. */
+function lookedIn(env: NodeJS.ProcessEnv): string {
+  return `looked in ${join(toolsDir(env), 'bin')}, the PATH and /usr/sbin`;
+}
+
+/** Tool `name`'s path; throws a MissingToolError naming it and the command that installs it. */
+export function requireTool(name: string, env: NodeJS.ProcessEnv = process.env): string {
+  const path = findTool(name, env);
+  if (path === null) throw new MissingToolError(`${name} not found (${lookedIn(env)}); install with: bash scripts/install-tools.sh`);
+  return path;
+}
+
+/** Every cluster tool's path; throws naming the missing ones and the command that installs them. */
 export function requireTools(env: NodeJS.ProcessEnv = process.env): Record<Tool, string> {
   const found = {} as Record<Tool, string>;
   const missing: Tool[] = [];
@@ -54,8 +72,7 @@ export function requireTools(env: NodeJS.ProcessEnv = process.env): Record<Tool,
   }
   if (missing.length > 0) {
     throw new MissingToolError(
-      `${missing.join(' and ')} not found (looked in ${join(toolsDir(env), 'bin')}, the PATH and /usr/sbin); ` +
-        `install with: bash scripts/install-tools.sh`,
+      `${missing.join(' and ')} not found (${lookedIn(env)}); install with: bash scripts/install-tools.sh`,
     );
   }
   return found;

@@ -1,35 +1,15 @@
 /**
  * Finds the external tools the tests run against (nats-server, haproxy, ...), installed by
  * `bash scripts/install-tools.sh` into `$LOCUS_TOOLS_DIR/bin` (default `~/.cache/locus-tools/bin`),
- * or else on PATH.
+ * or else on PATH (or in /usr/sbin). The lookup is the product's (internal/cluster/tools.ts):
+ * `toolPath(name)` is its path, or a clear error naming the install command when it is missing.
  */
-import { accessSync, constants } from 'node:fs';
-import { homedir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
+import { toolsDir } from '../../internal/cluster/tools.js';
+
+export { findTool, requireTool as toolPath } from '../../internal/cluster/tools.js';
 
 /** The directory install-tools.sh installs into. */
 export function toolsBinDir(): string {
-  const base = process.env.LOCUS_TOOLS_DIR ?? join(homedir(), '.cache', 'locus-tools');
-  return join(base, 'bin');
-}
-
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The path of tool `name`: the tools directory first, then PATH; throws a clear error when it is missing. */
-export function toolPath(name: string): string {
-  const dirs = [toolsBinDir(), ...(process.env.PATH ?? '').split(delimiter).filter((dir) => dir !== '')];
-  for (const dir of dirs) {
-    const path = join(dir, name);
-    if (executable(path)) return path;
-  }
-  throw new Error(
-    `${name} is not installed (looked in ${toolsBinDir()} and on PATH): run bash scripts/install-tools.sh`,
-  );
+  return join(toolsDir(), 'bin');
 }

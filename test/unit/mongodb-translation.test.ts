@@ -15,8 +15,8 @@ import { LocusError } from '../../internal/errors.js';
 import { areaGeometry, dataToPairs, objectFromDoc, pairsToData, projectPairs } from '../../internal/store/mongodb/documents.js';
 import { historyTtlIndex } from '../../internal/store/mongodb/indexes.js';
 import { KeyedQueue } from '../../internal/store/mongodb/keyed-queue.js';
-import { translateMongoError } from '../../internal/store/mongodb/mongo-errors.js';
-import { clientOptions, redactUrl } from '../../internal/store/mongodb/mongo-store.js';
+import { insertNew, translateMongoError } from '../../internal/store/mongodb/mongo-errors.js';
+import { clientOptions, CONNECTION_DEFAULTS, redactUrl } from '../../internal/store/mongodb/mongo-store.js';
 import { controlDatabaseName, realmDatabaseName } from '../../internal/store/mongodb/names.js';
 import { batchOperations } from '../../internal/store/mongodb/object-store.js';
 import { dataMergeExpression, historyWrites, objectWrite } from '../../internal/store/mongodb/object-writes.js';
@@ -24,7 +24,7 @@ import { historyCursorTime } from '../../internal/store/mongodb/paging.js';
 import { boxCap, filterQuery, historyQuery, listQuery, searchPipeline, shapeCaps, shapeQuery, splitBox } from '../../internal/store/mongodb/queries.js';
 import { encodeCursor } from '../../internal/store/cursor.js';
 import { storeUrlProblem } from '../../internal/store/store-url.js';
-import { MongoServerError } from 'mongodb';
+import { MongoServerError, type Collection } from 'mongodb';
 
 const f = (text: string): ReturnType<typeof parseFilter> => parseFilter(text, 100);
 const NOTHING = { _id: { $in: [] } };
@@ -370,16 +370,7 @@ void describe('mongodb: documents, connection and errors', () => {
   });
 
   void it('connection defaults unless the URL sets them; passwords hidden in messages', () => {
-    assert.deepEqual(clientOptions('mongodb://h/locus'), {
-      ignoreUndefined: true,
-      maxPoolSize: 50,
-      serverSelectionTimeoutMS: 5_000,
-      connectTimeoutMS: 5_000,
-      socketTimeoutMS: 60_000,
-      retryWrites: true,
-      retryReads: true,
-      appName: 'locus',
-    });
+    assert.deepEqual(clientOptions('mongodb://h/locus'), { ignoreUndefined: true, ...CONNECTION_DEFAULTS });
     const given = clientOptions('mongodb://h/locus?maxpoolsize=5&serverSelectionTimeoutMS=100&retryWrites=false');
     assert.equal('maxPoolSize' in given || 'serverSelectionTimeoutMS' in given || 'retryWrites' in given, false);
     assert.equal(redactUrl('mongodb://user:pa:ss@h/x'), 'mongodb://user:***@h/x');
@@ -395,6 +386,19 @@ void describe('mongodb: documents, connection and errors', () => {
     assert.equal(other.message, 'internal error');
     const own = new LocusError('not_found', 'x');
     assert.equal(translateMongoError(own), own);
+  });
+
+  void it('insertNew: a duplicate key is what `exists` makes of it; any other error passes unchanged', async () => {
+    const failing = (err: Error) => ({ insertOne: () => Promise.reject(err) }) as unknown as Collection<{ _id: string }>;
+    const dup = new MongoServerError({ code: 11000, errmsg: 'E11000 duplicate key error' });
+    const exists = (cause: unknown): LocusError => new LocusError('conflict', 'thing x already exists', { cause });
+    await assert.rejects(insertNew(failing(dup), { _id: 'x' }, exists), (err: unknown) => err instanceof LocusError && err.code === 'conflict' && err.cause === dup);
+    const other = new MongoServerError({ code: 2, errmsg: 'BadValue' });
+    await assert.rejects(insertNew(failing(other), { _id: 'x' }, exists), (err: unknown) => err === other);
+    const inserted: unknown[] = [];
+    const working = { insertOne: (doc: unknown) => Promise.resolve(void inserted.push(doc)) } as unknown as Collection<{ _id: string }>;
+    await insertNew(working, { _id: 'y' }, exists);
+    assert.deepEqual(inserted, [{ _id: 'y' }]);
   });
 
   void it('store URLs: every registered scheme, with a clear message otherwise', () => {

@@ -11,8 +11,8 @@ import { applyAreaPatch } from '../../domain/area.js';
 import type { Area, AreaChange, AreaCreate, AreaPatch } from '../../domain/types.js';
 import type { AreaListQuery, AreaStore, Page } from '../port.js';
 import { areaFromDoc, areaToDoc, type AreaDoc } from './documents.js';
-import { guarded, isDuplicateKey } from './mongo-errors.js';
-import { pageStart, toPage } from './paging.js';
+import { guarded, insertNew } from './mongo-errors.js';
+import { pageStart, toPage } from '../pages.js';
 import type { RealmDatabases } from './realm-databases.js';
 
 /** Attempts of an optimistic update before it gives up (`unavailable`: try again). */
@@ -29,12 +29,7 @@ export class MongoAreaStore implements AreaStore {
     return guarded(async () => {
       await this.realms.forWrite(realm);
       const created: Area = { id: area.id, label: area.label, shape: area.shape, data: area.data };
-      try {
-        await this.areas(realm).insertOne(areaToDoc(created, 0));
-      } catch (err) {
-        if (isDuplicateKey(err)) throw areaExists(area.id, err);
-        throw err;
-      }
+      await insertNew(this.areas(realm), areaToDoc(created, 0), (err) => areaExists(area.id, err));
       return { realm, id: area.id, old: null, new: created };
     });
   }

@@ -11,7 +11,7 @@ import type { Realm, RealmPatch, RealmSettings, SigningKeyRecord, TenantRecord, 
 import { conflict, LocusError, realmExists } from '../../errors.js';
 import type { RealmStore, SigningKeyStore, TenantStore, TokenStore } from '../port.js';
 import { keyFromDoc, realmFromDoc, tenantFromDoc, tokenFromDoc, type KeyDoc, type RealmDoc, type TenantDoc, type TokenDoc } from './documents.js';
-import { guarded, isDuplicateKey } from './mongo-errors.js';
+import { guarded, insertNew } from './mongo-errors.js';
 import type { MongoObjectStore } from './object-store.js';
 import type { RealmDatabases } from './realm-databases.js';
 
@@ -70,12 +70,7 @@ export class MongoRealmStore implements RealmStore {
         db: this.databases.name(realm.id),
         v: 0,
       };
-      try {
-        await this.c.realms.insertOne(doc);
-      } catch (err) {
-        if (isDuplicateKey(err)) throw realmExists(realm.name, err);
-        throw err;
-      }
+      await insertNew(this.c.realms, doc, (err) => realmExists(realm.name, err));
       await this.databases.provision(realm.id, realm.settings.historyRetentionDays);
       return realm;
     });
@@ -134,12 +129,8 @@ export class MongoTokenStore implements TokenStore {
 
   create(token: TokenRecord): Promise<void> {
     return guarded(async () => {
-      try {
-        await this.c.tokens.insertOne({ _id: token.id, realm: token.realm, hash: token.hash, scope: token.scope, created: token.created });
-      } catch (err) {
-        if (isDuplicateKey(err)) throw new LocusError('conflict', 'token already exists', { cause: err });
-        throw err;
-      }
+      const doc: TokenDoc = { _id: token.id, realm: token.realm, hash: token.hash, scope: token.scope, created: token.created };
+      await insertNew(this.c.tokens, doc, (err) => new LocusError('conflict', 'token already exists', { cause: err }));
     });
   }
 
@@ -164,12 +155,7 @@ export class MongoTenantStore implements TenantStore {
 
   create(tenant: TenantRecord): Promise<TenantRecord> {
     return guarded(async () => {
-      try {
-        await this.c.tenants.insertOne({ _id: tenant.id, label: tenant.label, created: tenant.created });
-      } catch (err) {
-        if (isDuplicateKey(err)) throw conflict(`tenant with id ${tenant.id} already exists`);
-        throw err;
-      }
+      await insertNew(this.c.tenants, { _id: tenant.id, label: tenant.label, created: tenant.created }, () => conflict(`tenant with id ${tenant.id} already exists`));
       return { ...tenant };
     });
   }
@@ -211,12 +197,7 @@ export class MongoSigningKeyStore implements SigningKeyStore {
 
   create(key: SigningKeyRecord): Promise<void> {
     return guarded(async () => {
-      try {
-        await this.c.keys.insertOne({ _id: key.id, tenant: key.tenant, realm: key.realm, secret: key.secret, created: key.created });
-      } catch (err) {
-        if (isDuplicateKey(err)) throw conflict(`signing key ${key.id} already exists`);
-        throw err;
-      }
+      await insertNew(this.c.keys, { _id: key.id, tenant: key.tenant, realm: key.realm, secret: key.secret, created: key.created }, () => conflict(`signing key ${key.id} already exists`));
     });
   }
 

@@ -4,7 +4,7 @@
  * cannot be reached or chosen is `unavailable`; anything else is `internal`, its text
  * kept only as the cause (logged, never sent).
  */
-import { MongoError, MongoNetworkError, MongoServerSelectionError, MongoServerError } from 'mongodb';
+import { MongoError, MongoNetworkError, MongoServerSelectionError, MongoServerError, type Collection, type Document, type OptionalUnlessRequiredId } from 'mongodb';
 import { LocusError } from '../../errors.js';
 
 export const DUPLICATE_KEY = 11000;
@@ -20,6 +20,16 @@ export function isDuplicateKey(err: unknown): boolean {
 export function isUnreachable(err: unknown): boolean {
   if (err instanceof MongoServerSelectionError || err instanceof MongoNetworkError) return true;
   return err instanceof MongoError && (err.hasErrorLabel('RetryableWriteError') || err.hasErrorLabel('TransientTransactionError'));
+}
+
+/** Inserts a new document; a duplicate key throws what `exists` makes of the driver's error (a `conflict` naming the document). */
+export async function insertNew<T extends Document>(collection: Collection<T>, doc: OptionalUnlessRequiredId<T>, exists: (err: unknown) => LocusError): Promise<void> {
+  try {
+    await collection.insertOne(doc);
+  } catch (err) {
+    if (isDuplicateKey(err)) throw exists(err);
+    throw err;
+  }
 }
 
 /** The LocusError for anything a driver call threw (a LocusError passes unchanged). */

@@ -30,7 +30,8 @@ import { historyEntryFromDoc, objectFromDoc, projectedFromDoc, type HistoryDoc, 
 import { KeyedQueue } from './keyed-queue.js';
 import { guarded } from './mongo-errors.js';
 import { historyWrites, objectWrite } from './object-writes.js';
-import { checkLimit, historyCursorTime, pageStart, toPage } from './paging.js';
+import { checkLimit, pageStart, toPage } from '../pages.js';
+import { historyCursorTime } from './paging.js';
 import { filterQuery, historyQuery, listQuery, OBJECT_READ_PROJECTION, searchPipeline, shapeQuery } from './queries.js';
 import type { RealmDatabases } from './realm-databases.js';
 

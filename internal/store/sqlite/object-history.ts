@@ -15,7 +15,7 @@ import { completeLocation } from './current-fix.js';
 import { encodeData } from './data-jsonb.js';
 import type { HistoryChunks } from './history-chunks.js';
 import { decodePast, fixFromRow, fixTime, fixVersion, withinBounds, withinLimits, type HistoryBound, type StoredFix } from './history-rows.js';
-import { checkLimit, emptyPage, toPage } from './pages.js';
+import { checkLimit, emptyPage, toPage } from '../pages.js';
 import { heldSnapshots } from './snapshot-buffer.js';
 
 /** Objects whose history one retention transaction walks. */

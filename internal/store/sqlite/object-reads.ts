@@ -25,7 +25,7 @@ import { compileShape, type PointTest } from '../../geo/contains.js';
 import type { ObjectListQuery, Page, SearchHit, SearchQuery } from '../port.js';
 import { compileFilter, dataPath } from './filter-sql.js';
 import type { LocationIndex } from './location-index.js';
-import { checkLimit, emptyPage, pageStart, toPage } from './pages.js';
+import { checkLimit, emptyPage, pageStart, toPage } from '../pages.js';
 import { queryBoxes } from './query-boxes.js';
 import { OBJECT_TUPLE_COLUMNS, objectFromRow, objectFromTuple, type ObjectRow, type ObjectTuple } from './rows.js';
 import { searchMatch } from './search-index.js';

@@ -25,7 +25,7 @@ import { MAX_BACKLOG_ROWIDS, type SearchIndexer } from './search-indexer.js';
 import { isWriteSpecific, settle, translateSqliteError } from './sqlite-errors.js';
 import type { StoreOwnershipMode } from './store-owner.js';
 
-export { pageStart, toPage } from './pages.js';
+export { pageStart, toPage } from '../pages.js';
 export { spatialCandidateCap, type ListPlan } from './object-reads.js';
 export { sameSnapshot } from './object-writes.js';
 
@@ -127,7 +127,9 @@ export class SqliteObjectStore implements ObjectStore {
   upsertMany(realm: string, patches: ObjectPatch[], now: string): Promise<ObjectChange[]> {
     const write: QueuedUpsert = { realm, patches, now };
     // Queued at once, to be committed with the other writes of this turn of the event
-    // loop, in the order they were asked for (a v1 connection's pipelined messages rely on it).
+    // loop (pipelined v1 writes share one commit), in the order they were asked for. The
+    // order of writes to one object is the service's (service/write-order.ts WriteOrder):
+    // this store is correct per call.
     if (this.roomTurn === null && this.indexer.hasRoom) return this.writes.submit(write);
     // While the full-text indexer is far behind, a write waits (searches wait for it), and
     // the writes asked for after it wait behind it: they still run in order.

@@ -69,14 +69,28 @@ const GUESS_NEW_MIN = 64;
 /** The share of new objects among them from which the next batches are guessed new. */
 const GUESS_NEW_SHARE = 0.9;
 
-type ObjectValues = [
-  label: string | null,
-  lon: number | null,
-  lat: number | null,
-  locExtra: Uint8Array | null,
-  locTime: string | null,
-  seen: string | null,
-];
+/** A row's location columns (NULL without a location) and `seen`, bound as one array (see locationColumns). */
+type LocationColumns = [lon: number | null, lat: number | null, locExtra: Uint8Array | null, locTime: string | null, seen: string | null];
+
+/**
+ * An object's location columns and `seen`, written into `into` (one array the writer holds,
+ * so a write allocates none) and returned: better-sqlite3 binds an array argument's items as
+ * as many parameters in turn. Bind it at once: locationExtra's value is valid until its next
+ * call.
+ */
+function locationColumns(into: LocationColumns, object: TrackedObject): LocationColumns {
+  const location = object.location;
+  if (location === null) {
+    into[0] = into[1] = into[2] = into[3] = null;
+  } else {
+    into[0] = location.longitude;
+    into[1] = location.latitude;
+    into[2] = locationExtra(location);
+    into[3] = location.time;
+  }
+  into[4] = object.seen;
+  return into;
+}
 
 /** The write path also reads the past fixes the row holds, its loc_pruned and its versions. */
 const STATE_COLUMNS = 'rowid, id, label, lon, lat, loc_extra, loc_time, seen, json(data) AS data, tasks, past, loc_pruned, ver, loc_ver, ver_last, snaps';
@@ -91,12 +105,12 @@ class WriteStatements {
   readonly ensureKey: Statement<[string]>;
   readonly selectRealm: Statement<[string], number>;
   // Data is written as JSONB, encoded here (data-jsonb.ts encodeData).
-  readonly insert: Statement<[string, string, ...ObjectValues, Uint8Array, Uint8Array | null]>;
+  readonly insert: Statement<[string, string, string | null, LocationColumns, Uint8Array, Uint8Array | null]>;
   // Updated in place (never INSERT OR REPLACE): the rowid, which the spatial and the
   // full-text index key on, stays the same for the object's whole life. Data NULL
   // keeps the stored JSONB (a location update encodes nothing).
   // loc_pruned * ?: 0 when the location changes (a new current fix), else kept.
-  readonly update: Statement<[...ObjectValues, Uint8Array | null, Uint8Array | null, number, number, number, number | null, string | null, number]>;
+  readonly update: Statement<[string | null, LocationColumns, Uint8Array | null, Uint8Array | null, number, number, number, number | null, string | null, number]>;
   // A tracker's usual write: a new current location, label and data as they were (about
   // 0.4 µs less than the general statement: fewer values bound, data not touched).
   // The new current fix names the row's version (ver_last NULL: see nextVersions).
@@ -118,10 +132,10 @@ class WriteStatements {
     this.selectKey = db.prepare<[string], number>('SELECT key FROM realm_keys WHERE realm = ?').pluck();
     this.ensureKey = db.prepare<[string]>('INSERT OR IGNORE INTO realm_keys (realm) VALUES (?)');
     this.selectRealm = db.prepare<[string], number>('SELECT 1 FROM realms WHERE id = ?').pluck();
-    this.insert = db.prepare<[string, string, ...ObjectValues, Uint8Array, Uint8Array | null]>(
+    this.insert = db.prepare<[string, string, string | null, LocationColumns, Uint8Array, Uint8Array | null]>(
       'INSERT INTO objects (realm, id, label, lon, lat, loc_extra, loc_time, seen, data, past) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (realm, id) DO NOTHING',
     );
-    this.update = db.prepare<[...ObjectValues, Uint8Array | null, Uint8Array | null, number, number, number, number | null, string | null, number]>(
+    this.update = db.prepare<[string | null, LocationColumns, Uint8Array | null, Uint8Array | null, number, number, number, number | null, string | null, number]>(
       'UPDATE objects SET label = ?, lon = ?, lat = ?, loc_extra = ?, loc_time = ?, seen = ?, data = coalesce(?, data), past = ?, loc_pruned = loc_pruned * ?, ver = ?, loc_ver = ?, ver_last = ?, snaps = ? WHERE rowid = ?',
     );
     this.moveRow = db.prepare<[number, number, Uint8Array | null, string, string | null, Uint8Array | null, number, number]>(
@@ -279,6 +293,8 @@ export class ObjectWrites {
   private readonly deletedRealms = new Set<string>();
   /** Realms whose last batch of at least GUESS_NEW_MIN unread objects held mostly new ones (see readOlds). */
   private readonly newObjects = new Map<string, boolean>();
+  /** The location columns of the row being written (locationColumns fills it for each). */
+  private readonly located: LocationColumns = [null, null, null, null, null];
   private readonly deleteTx: Transaction<(realm: string, id: string, now: string, begin: () => void) => DeletedObject | null>;
 
   constructor(
@@ -406,18 +422,7 @@ export class ObjectWrites {
     const toHistory = past !== null && past.length >= this.options.bufferFixes ? past : null;
     const held = past === null || toHistory !== null ? null : appendHeldPast(null, past);
     // locationExtra's and encodeData's values are valid until their next calls: bound at once.
-    const result = this.s.insert.run(
-      realm,
-      patch.id,
-      next.label,
-      location === null ? null : location.longitude,
-      location === null ? null : location.latitude,
-      location === null ? null : locationExtra(location),
-      location === null ? null : location.time,
-      next.seen,
-      encodeData(next.data),
-      pastBytes(held),
-    );
+    const result = this.s.insert.run(realm, patch.id, next.label, locationColumns(this.located, next), encodeData(next.data), pastBytes(held));
     if (result.changes === 0) {
       if (!this.readOne(batch, patch.id)) throw new Error(`object ${patch.id} neither inserted nor found`);
       this.updateObject(batch, patch, batch.olds.get(patch.id) as RecentObject);
@@ -507,11 +512,7 @@ export class ObjectWrites {
     }
     this.s.update.run(
       next.label,
-      location === null ? null : location.longitude,
-      location === null ? null : location.latitude,
-      location === null ? null : locationExtra(location),
-      location === null ? null : location.time,
-      next.seen,
+      locationColumns(this.located, next),
       sameData ? null : encodeData(next.data),
       pastBytes(state.past),
       location === old.location ? 1 : 0,

@@ -1,7 +1,10 @@
-/** Pages of a read (objects, areas, history): the limit, the cursor, and the page built from one row too many. */
-import { invalid } from '../../errors.js';
-import { decodeCursor, encodeCursor } from '../cursor.js';
-import type { Page } from '../port.js';
+/**
+ * Pages of a read (objects, areas, history), shared by every store adapter: the limit, the
+ * cursor (cursor.ts), and the page built from one row too many. Pure.
+ */
+import { invalid } from '../errors.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import type { Page } from './port.js';
 
 export const MAX_PAGE = 10_000;
 
