@@ -42,14 +42,19 @@ void describe('Realm CRD and its TypeScript types', () => {
   });
 
   void it('has the group, version, scope, names, status subresource and printer columns', () => {
-    const spec = realmCrd().spec as Record<string, any>;
+    interface Version {
+      name: string;
+      subresources: unknown;
+      additionalPrinterColumns: { name: string }[];
+    }
+    const spec = realmCrd().spec as { group: string; scope: string; names: { shortNames: string[] }; versions: Version[] };
     assert.equal(spec.group, 'locus.dev');
     assert.equal(spec.scope, 'Namespaced');
     assert.deepEqual(spec.names.shortNames, ['rlm']);
-    const version = spec.versions[0];
+    const version = spec.versions[0] as Version;
     assert.equal(version.name, 'v1alpha1');
     assert.deepEqual(version.subresources, { status: {} });
-    assert.deepEqual(version.additionalPrinterColumns.map((c: { name: string }) => c.name), ['Realm ID', 'Phase', 'Ready', 'Deletion', 'Age']);
+    assert.deepEqual(version.additionalPrinterColumns.map((c) => c.name), ['Realm ID', 'Phase', 'Ready', 'Deletion', 'Age']);
     assert.deepEqual(realmSpecSchema.properties.deletionPolicy.enum, [...DELETION_POLICIES]);
   });
 
