@@ -52,7 +52,7 @@ export interface KubeApiServer {
 }
 
 export interface KubeApiServerOptions {
-  /** Milliseconds to wait for /readyz (default 90 s: the first start bootstraps RBAC roles). */
+  /** Milliseconds to wait for /readyz (default 120 s: a start bootstraps RBAC roles, slowly on a busy machine). */
   readyTimeoutMs?: number;
   /** Extra kube-apiserver flags. */
   apiserverArgs?: string[];
@@ -221,7 +221,7 @@ export async function startKubeApiServer(options: KubeApiServerOptions = {}): Pr
     const [etcdPort, peerPort, securePort] = [await freePort(), await freePort(), await freePort()];
     const etcdUrl = `http://127.0.0.1:${etcdPort}`;
     const peerUrl = `http://127.0.0.1:${peerPort}`;
-    const deadline = Date.now() + (options.readyTimeoutMs ?? 90_000);
+    const deadline = Date.now() + (options.readyTimeoutMs ?? 120_000);
 
     procs.push(launch(etcdBinary, [
       '--name=default', `--data-dir=${join(dir, 'etcd')}`,
