@@ -50,3 +50,6 @@ install_haproxy() {
 
 install_nats_server
 install_haproxy
+
+# etcd, kube-apiserver and helm for test/kube (issue #23): built from Go modules by their own script.
+bash "$(dirname "$0")/install-k8s-tools.sh"

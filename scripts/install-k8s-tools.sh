@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Builds the Kubernetes tools the tests run against (issue #23): etcd, kube-apiserver and helm,
+# pinned, from their Go modules through the Go module proxy, into the same tools cache as
+# scripts/install-tools.sh ($LOCUS_TOOLS_DIR/bin, default ~/.cache/locus-tools/bin).
+#
+# Idempotent: a tool whose binary reports the pinned version is left alone, so a second run only
+# runs three `--version` commands. Builds reuse Go's module cache (GOMODCACHE) and build cache
+# (GOCACHE); the first build of kube-apiserver takes minutes (see docs/operations.md).
+#
+# None of the three can be built with a plain `go install module@version`: etcd's server module
+# and k8s.io/kubernetes carry `replace` directives (kubernetes maps its k8s.io/* staging modules to
+# ./staging/src, which the published module does not contain). So each is built from a small
+# wrapper module under $LOCUS_TOOLS_DIR/src that requires the pinned module and, for kubernetes,
+# replaces every staging module with its published release of the same minor and patch
+# (k8s.io/X v1.34.4 -> k8s.io/X v0.34.4), the list read from kubernetes' own go.mod.
+#
+#   LOCUS_TOOLS_DIR      where tools go (default: $HOME/.cache/locus-tools)
+#   LOCUS_GO_BUILD_NICE  niceness for the go builds (default 10; the machines are shared)
+set -euo pipefail
+
+TOOLS_DIR="${LOCUS_TOOLS_DIR:-${HOME:-/tmp}/.cache/locus-tools}"
+BIN_DIR="$TOOLS_DIR/bin"
+SRC_DIR="$TOOLS_DIR/src"
+mkdir -p "$BIN_DIR" "$SRC_DIR"
+
+ETCD_VERSION="v3.6.16"
+KUBERNETES_VERSION="v1.34.4"
+HELM_VERSION="v3.22.0"
+
+NICE="${LOCUS_GO_BUILD_NICE:-10}"
+
+log() { echo "install-k8s-tools: $*" >&2; }
+fail() { echo "install-k8s-tools: error: $*" >&2; exit 1; }
+
+need_go() {
+  command -v go >/dev/null 2>&1 || fail "$1 is missing and Go is not installed (needed to build it: https://go.dev/dl/)"
+}
+
+# The version a binary reports, through the given flags; empty when it does not run.
+reported() {
+  local bin="$1"; shift
+  [ -x "$bin" ] || return 0
+  "$bin" "$@" 2>/dev/null || true
+}
+
+# A fresh wrapper module directory for tool $1 at version $2 (go.mod written by the caller).
+wrapper_dir() {
+  local dir="$SRC_DIR/$1-$2"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  echo "$dir"
+}
+
+# Runs `go get` then `go build` in a wrapper module; prints the build time.
+#   build_in <dir> <output> <package> <ldflags> <module@version to get>
+build_in() {
+  local dir="$1" out="$2" pkg="$3" ldflags="$4" get="$5" start end
+  start=$(date +%s)
+  (
+    cd "$dir"
+    export GOFLAGS="-mod=mod" GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
+    nice -n "$NICE" go get "$get"
+    nice -n "$NICE" go build -trimpath -ldflags "-s -w $ldflags" -o "$out.tmp" "$pkg"
+  )
+  mv -f "$out.tmp" "$out"
+  end=$(date +%s)
+  log "built $(basename "$out") in $((end - start)) s"
+}
+
+# etcd, the server binary of go.etcd.io/etcd/server/v3 (its package main is the module root).
+install_etcd() {
+  local bin="$BIN_DIR/etcd" want="${ETCD_VERSION#v}"
+  if reported "$bin" --version | grep -q "^etcd Version: $want\$"; then return 0; fi
+  need_go "etcd $ETCD_VERSION"
+  log "building etcd $ETCD_VERSION into $BIN_DIR"
+  local dir
+  dir=$(wrapper_dir etcd "$ETCD_VERSION")
+  cat >"$dir/go.mod" <<EOF
+module locus.local/tools/etcd
+
+go 1.24.0
+
+require go.etcd.io/etcd/server/v3 $ETCD_VERSION
+EOF
+  build_in "$dir" "$bin" go.etcd.io/etcd/server/v3 "" "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
+  reported "$bin" --version | grep -q "^etcd Version: $want\$" || fail "etcd in $BIN_DIR does not report $ETCD_VERSION"
+}
+
+# kube-apiserver from k8s.io/kubernetes, with the version stamped the way kubernetes' own build does.
+install_kube_apiserver() {
+  local bin="$BIN_DIR/kube-apiserver"
+  if reported "$bin" --version | grep -q "^Kubernetes $KUBERNETES_VERSION\$"; then return 0; fi
+  need_go "kube-apiserver $KUBERNETES_VERSION"
+  log "building kube-apiserver $KUBERNETES_VERSION into $BIN_DIR (the first build takes several minutes)"
+  # kubernetes' go.mod, for its list of staging modules.
+  local gomod
+  gomod=$(GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
+  [ -n "$gomod" ] && [ -f "$gomod" ] || fail "could not download k8s.io/kubernetes@$KUBERNETES_VERSION through the Go module proxy"
+  local staging="v0.${KUBERNETES_VERSION#v1.}"
+  local replaces
+  replaces=$(sed -n 's|^[[:space:]]*\(k8s\.io/[a-z0-9.-]*\) => \./staging/src/k8s\.io/[a-z0-9.-]*[[:space:]]*$|\t\1 => \1 '"$staging"'|p' "$gomod")
+  [ -n "$replaces" ] || fail "found no staging replace lines in kubernetes' go.mod ($gomod)"
+  local dir
+  dir=$(wrapper_dir kube-apiserver "$KUBERNETES_VERSION")
+  {
+    printf 'module locus.local/tools/kube-apiserver\n\ngo 1.24.0\n\ngodebug default=go1.24\n\n'
+    printf 'require k8s.io/kubernetes %s\n\nreplace (\n%s\n)\n' "$KUBERNETES_VERSION" "$replaces"
+  } >"$dir/go.mod"
+  local minor="${KUBERNETES_VERSION#v1.}"; minor="${minor%%.*}"
+  local v="k8s.io/component-base/version"
+  local ldflags="-X $v.gitVersion=$KUBERNETES_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$minor"
+  ldflags+=" -X $v.gitTreeState=clean -X $v.buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  build_in "$dir" "$bin" k8s.io/kubernetes/cmd/kube-apiserver "$ldflags" "k8s.io/kubernetes/cmd/kube-apiserver@$KUBERNETES_VERSION"
+  reported "$bin" --version | grep -q "^Kubernetes $KUBERNETES_VERSION\$" || fail "kube-apiserver in $BIN_DIR does not report $KUBERNETES_VERSION"
+}
+
+# helm from helm.sh/helm/v3/cmd/helm, with its version stamped as helm's Makefile does.
+install_helm() {
+  local bin="$BIN_DIR/helm"
+  if reported "$bin" version --short | grep -q "^$HELM_VERSION\\b"; then return 0; fi
+  need_go "helm $HELM_VERSION"
+  log "building helm $HELM_VERSION into $BIN_DIR"
+  local dir
+  dir=$(wrapper_dir helm "$HELM_VERSION")
+  cat >"$dir/go.mod" <<EOF
+module locus.local/tools/helm
+
+go 1.24.0
+
+require helm.sh/helm/v3 $HELM_VERSION
+EOF
+  local ldflags="-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+  build_in "$dir" "$bin" helm.sh/helm/v3/cmd/helm "$ldflags" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+  reported "$bin" version --short | grep -q "^$HELM_VERSION\\b" || fail "helm in $BIN_DIR does not report $HELM_VERSION"
+}
+
+install_etcd
+install_helm
+install_kube_apiserver
