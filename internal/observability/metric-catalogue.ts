@@ -148,6 +148,52 @@ export const METRICS = {
   },
 } as const satisfies Record<string, MetricSpec>;
 
+/** Reconcile durations of the Kubernetes operator: 5 ms to 60 s (store, API server and Secrets in one pass). */
+export const RECONCILE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60] as const;
+
+/**
+ * The metrics of the Kubernetes operator (`dist/cmd/operator.js`, internal/operator), on its own
+ * /metrics (LOCUS_OPERATOR_PORT), not on an API process's. Same conventions as METRICS.
+ */
+export const OPERATOR_METRICS = {
+  reconciles: {
+    name: 'locus_operator_reconciles_total',
+    type: 'counter',
+    help: 'Realm reconciles finished, by result (success, error, requeue).',
+    labels: ['result'],
+  },
+  reconcileErrors: {
+    name: 'locus_operator_reconcile_errors_total',
+    type: 'counter',
+    help: 'Realm reconciles that failed (retried with exponential backoff).',
+    labels: [],
+  },
+  reconcileDuration: {
+    name: 'locus_operator_reconcile_duration_seconds',
+    type: 'histogram',
+    help: 'Time one Realm reconcile took, failures included.',
+    labels: [],
+    buckets: RECONCILE_BUCKETS,
+  },
+  queueDepth: {
+    name: 'locus_operator_queue_depth',
+    type: 'gauge',
+    help: 'Realms waiting in the work queue (not counting those being reconciled or waiting out a backoff).',
+    labels: [],
+  },
+  leader: {
+    name: 'locus_operator_leader',
+    type: 'gauge',
+    help: '1 while this operator process holds the leader Lease (and reconciles), else 0.',
+    labels: [],
+  },
+} as const satisfies Record<string, MetricSpec>;
+
+/** Every metric name of the operator's catalogue. */
+export function operatorCatalogueNames(): string[] {
+  return Object.values(OPERATOR_METRICS).map((m) => m.name);
+}
+
 /** prom-client's default metrics, all exported too (names prefixed as the library does). */
 export const DEFAULT_METRIC_PREFIXES = ['process_', 'nodejs_'] as const;
 

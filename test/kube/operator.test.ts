@@ -1,0 +1,340 @@
+/**
+ * The Kubernetes operator end to end (issue #23, "Done when"): a real kube-apiserver with etcd
+ * (test/support/kube-apiserver.ts) holding the Realm CRD, real operator processes
+ * (`node dist/cmd/operator.js`) and a real API process (`node dist/cmd/server.js`) sharing one
+ * SQLite file in shared mode, coordinated by a real nats-server. The tests run in order and
+ * build on each other: Realms applied early are edited, rotated and deleted later.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { FINALIZER, RETIRED_KEYS_ANNOTATION } from '../../internal/operator/desired-state.js';
+import type { RealmResource } from '../../internal/kube/realm-resource.js';
+import { call, type Reply } from '../support/harness.js';
+import { signToken } from '../support/hivekit-wire.js';
+import { startKubeApiServer, type KubeApiServer } from '../support/kube-apiserver.js';
+import { startNatsServer, type NatsServer } from '../support/nats-server.js';
+import { startOperatorProcess, type OperatorProcess } from '../support/operator-process.js';
+import { spawnServer, type ServerProcess } from '../support/server-process.js';
+
+const crdYaml = readFileSync(new URL('../../../crds/realms.locus.dev.yaml', import.meta.url), 'utf8');
+const ADMIN = 'operator-test-admin-token-0123456789';
+const LEASE_NS = 'locus-system';
+const LEASE = { duration: 4, renew: 3, retry: 1 };
+const GRACE_S = 6;
+const MERGE = { 'content-type': 'application/merge-patch+json' };
+
+interface SecretJson {
+  metadata: { resourceVersion: string; annotations?: Record<string, string>; ownerReferences?: { uid: string; kind: string }[] };
+  data?: Record<string, string>;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function waitFor<T>(what: string, check: () => Promise<T | null | undefined | false>, timeoutMs = 30_000, logs?: () => string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== null && value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}${logs === undefined ? '' : `\n${logs().split('\n').slice(-40).join('\n')}`}`);
+    await sleep(100);
+  }
+}
+
+void describe('the Kubernetes operator on a real kube-apiserver, with an API process on its store', { timeout: 600_000 }, () => {
+  let kube: KubeApiServer;
+  let nats: NatsServer;
+  let api: ServerProcess;
+  let apiUrl: string;
+  let dir: string;
+  const operators: OperatorProcess[] = [];
+  let operator: OperatorProcess;
+  let storeUrl: string;
+
+  const realmsPath = (ns: string): string => `/apis/locus.dev/v1alpha1/namespaces/${ns}/realms`;
+  const operatorEnv = (): Record<string, string> => ({
+    KUBECONFIG: kube.kubeconfigPath,
+    LOCUS_STORE: storeUrl,
+    LOCUS_BUS: nats.url,
+    LOCUS_OPERATOR_LEASE_NAMESPACE: LEASE_NS,
+    LOCUS_OPERATOR_LEASE_DURATION_SECONDS: String(LEASE.duration),
+    LOCUS_OPERATOR_RENEW_DEADLINE_SECONDS: String(LEASE.renew),
+    LOCUS_OPERATOR_RETRY_PERIOD_SECONDS: String(LEASE.retry),
+    LOCUS_OPERATOR_KEY_GRACE_SECONDS: String(GRACE_S),
+    LOCUS_OPERATOR_RESYNC_SECONDS: '30',
+    LOCUS_OPERATOR_BACKOFF_BASE_MS: '200',
+    LOCUS_OPERATOR_BACKOFF_CAP_MS: '2000',
+  });
+  async function startOperator(identity: string): Promise<OperatorProcess> {
+    const proc = await startOperatorProcess(identity, operatorEnv());
+    operators.push(proc);
+    return proc;
+  }
+  const logs = (): string => operators.map((o) => `--- ${o.identity}\n${o.output()}`).join('\n');
+
+  async function applyRealm(ns: string, name: string, spec: Record<string, unknown>): Promise<RealmResource> {
+    const res = await kube.request('POST', realmsPath(ns), { apiVersion: 'locus.dev/v1alpha1', kind: 'Realm', metadata: { name }, spec });
+    assert.equal(res.status, 201, res.text);
+    return res.body as RealmResource;
+  }
+  async function getRealm(ns: string, name: string): Promise<RealmResource | null> {
+    const res = await kube.request('GET', `${realmsPath(ns)}/${name}`);
+    if (res.status === 404) return null;
+    assert.equal(res.status, 200, res.text);
+    return res.body as RealmResource;
+  }
+  async function patchRealm(ns: string, name: string, patch: unknown): Promise<RealmResource> {
+    const res = await kube.request('PATCH', `${realmsPath(ns)}/${name}`, patch, MERGE);
+    assert.equal(res.status, 200, res.text);
+    return res.body as RealmResource;
+  }
+  /** Waits until the operator reported Ready for the Realm's current generation. */
+  async function ready(ns: string, name: string): Promise<RealmResource> {
+    return waitFor(
+      `Realm ${ns}/${name} Ready`,
+      async () => {
+        const realm = await getRealm(ns, name);
+        return realm?.status?.phase === 'Ready' && realm.status.observedGeneration === realm.metadata.generation ? realm : null;
+      },
+      30_000,
+      logs,
+    );
+  }
+  async function secretOf(ns: string, name: string): Promise<{ json: SecretJson; data: Record<string, string> } | null> {
+    const res = await kube.request('GET', `/api/v1/namespaces/${ns}/secrets/${name}`);
+    if (res.status === 404) return null;
+    assert.equal(res.status, 200, res.text);
+    const json = res.body as SecretJson;
+    const data: Record<string, string> = {};
+    for (const [k, v] of Object.entries(json.data ?? {})) data[k] = Buffer.from(v, 'base64').toString('utf8');
+    return { json, data };
+  }
+  async function credentials(ns: string, realm: string): Promise<Record<string, string>> {
+    const secret = await secretOf(ns, `${realm}-locus-credentials`);
+    assert.ok(secret !== null, `no credentials Secret for ${ns}/${realm}`);
+    return secret.data;
+  }
+  async function tenantKey(ns: string): Promise<{ kid: string; secret: string; annotations: Record<string, string> }> {
+    const secret = await secretOf(ns, 'locus-tenant-key');
+    assert.ok(secret !== null, `no tenant key Secret in ${ns}`);
+    return { kid: secret.data.keyId ?? '', secret: secret.data.signingKey ?? '', annotations: secret.json.metadata.annotations ?? {} };
+  }
+  const jwt = (kid: string, secret: string): Promise<string> => signToken({ sub: 'operator-test' }, { kid, secret });
+  const getObject = (realm: string, id: string, token: string): Promise<Reply> => call(apiUrl, 'GET', `/v2/realm/${realm}/object/${id}`, { token });
+  const putObject = (realm: string, id: string, token: string): Promise<Reply> => call(apiUrl, 'PUT', `/v2/realm/${realm}/object/${id}`, { token, body: { label: id } });
+  async function leaseHolder(): Promise<string | null> {
+    const res = await kube.request('GET', `/apis/coordination.k8s.io/v1/namespaces/${LEASE_NS}/leases/locus-operator`);
+    if (res.status !== 200) return null;
+    return (res.body as { spec?: { holderIdentity?: string } }).spec?.holderIdentity ?? null;
+  }
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'locus-operator-test-'));
+    storeUrl = `sqlite:${join(dir, 'locus.db')}`;
+    [kube, nats] = await Promise.all([startKubeApiServer(), startNatsServer()]);
+    const crd = await kube.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crdYaml, { 'content-type': 'application/yaml' });
+    assert.equal(crd.status, 201, crd.text);
+    for (const ns of ['tenant-a', 'tenant-b', LEASE_NS]) {
+      const res = await kube.request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+      assert.equal(res.status, 201, res.text);
+    }
+    await waitFor('the Realm API served', async () => (await kube.request('GET', realmsPath('tenant-a'))).status === 200);
+    api = spawnServer({ LOCUS_STORE: storeUrl, LOCUS_BUS: nats.url, LOCUS_ADMIN_TOKEN: ADMIN, LOCUS_LOG_LEVEL: 'warn' }, { killAfterMs: 600_000 });
+    await api.listening;
+    apiUrl = String((api.logLines().find((l) => l.msg === 'locus listening') ?? {}).httpUrl);
+    operator = await startOperator('operator-a');
+  });
+
+  after(async () => {
+    for (const proc of operators) await proc.stop('SIGKILL');
+    api?.cleanup();
+    await nats?.stop();
+    await kube?.stop();
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  });
+
+  void it('applying a Realm makes it Ready with a credentials Secret whose token and realm-bound key both work', async () => {
+    const applied = await applyRealm('tenant-a', 'fleet', { realmId: 'fleet', label: 'Fleet', settings: { historyRetentionDays: 7 } });
+    const realm = await ready('tenant-a', 'fleet');
+    assert.ok(realm.metadata.finalizers?.includes(FINALIZER));
+    assert.equal(realm.status?.credentialsSecret, 'fleet-locus-credentials');
+    assert.equal(realm.status?.realmId, 'fleet');
+    const conditions = Object.fromEntries((realm.status?.conditions ?? []).map((c) => [c.type, c]));
+    assert.equal(conditions.Ready?.status, 'True');
+    assert.equal(conditions.Provisioned?.status, 'True');
+    assert.equal(conditions.Degraded?.status, 'False');
+
+    const secret = await secretOf('tenant-a', 'fleet-locus-credentials');
+    assert.ok(secret !== null);
+    assert.deepEqual(secret.json.metadata.ownerReferences?.map((r) => [r.kind, r.uid]), [['Realm', applied.metadata.uid]]);
+    const creds = secret.data;
+    assert.equal(creds.tenant, 'tenant-a');
+    assert.equal(creds.realm, 'fleet');
+    assert.match(creds.token ?? '', /^lcs_/);
+
+    assert.equal((await putObject('fleet', 'a', creds.token ?? '')).status, 200);
+    const bound = await jwt(creds.keyId ?? '', creds.signingKey ?? '');
+    const read = await getObject('fleet', 'a', bound);
+    assert.equal(read.status, 200, read.text);
+
+    const events = await kube.request('GET', '/api/v1/namespaces/tenant-a/events');
+    const reasons = (events.body as { items: { reason: string; involvedObject: { name: string } }[] }).items.filter((e) => e.involvedObject.name === 'fleet').map((e) => e.reason);
+    for (const reason of ['Created', 'TenantKeyCreated', 'CredentialsCreated']) assert.ok(reasons.includes(reason), `no ${reason} Event in ${reasons.join(', ')}`);
+  });
+
+  void it("a JWT signed with the namespace's tenant key reaches every Realm of that namespace and none of another's", async () => {
+    await applyRealm('tenant-a', 'trucks', {});
+    await applyRealm('tenant-b', 'bravo', {});
+    await Promise.all([ready('tenant-a', 'trucks'), ready('tenant-b', 'bravo')]);
+    const a = await tenantKey('tenant-a');
+    const b = await tenantKey('tenant-b');
+    assert.notEqual(a.kid, b.kid);
+    const tenantA = await jwt(a.kid, a.secret);
+    const tenantB = await jwt(b.kid, b.secret);
+    assert.equal((await getObject('fleet', 'a', tenantA)).status, 200);
+    assert.equal((await putObject('trucks', 't', tenantA)).status, 200);
+    // tenant-b's realm exists and holds x, but tenant-a's key does not reach it.
+    assert.equal((await putObject('bravo', 'x', (await credentials('tenant-b', 'bravo')).token ?? '')).status, 200);
+    assert.equal((await getObject('bravo', 'x', tenantB)).status, 200);
+    const foreign = await getObject('bravo', 'x', tenantA);
+    assert.equal(foreign.status, 404, foreign.text);
+    assert.equal((await getObject('fleet', 'a', tenantB)).status, 404);
+    // A realm-bound key reaches its realm only.
+    const fleet = await credentials('tenant-a', 'fleet');
+    assert.equal((await getObject('trucks', 't', await jwt(fleet.keyId ?? '', fleet.signingKey ?? ''))).status, 403);
+    // Credentials are stable across reconciles.
+    await patchRealm('tenant-a', 'fleet', { metadata: { annotations: { 'example.com/touched': '1' } } });
+    await sleep(1500);
+    assert.deepEqual(await credentials('tenant-a', 'fleet'), fleet);
+  });
+
+  void it("editing the spec changes the realm's settings", async () => {
+    const read = async (): Promise<{ historyRetentionDays: number; rateLimit: number | null }> => {
+      const res = await call(apiUrl, 'GET', '/admin/v1/tenant/tenant-a/realm/fleet', { token: ADMIN });
+      assert.equal(res.status, 200, res.text);
+      return (res.json as { settings: { historyRetentionDays: number; rateLimit: number | null } }).settings;
+    };
+    assert.equal((await read()).historyRetentionDays, 7);
+    await patchRealm('tenant-a', 'fleet', { spec: { settings: { historyRetentionDays: 90, rateLimitPerSecond: 50 } } });
+    await ready('tenant-a', 'fleet');
+    assert.deepEqual(await read(), { connectionTimeout: 120, historyRetentionDays: 90, rateLimit: 50 });
+  });
+
+  void it('rotating the tenant key keeps tokens of the old key valid for the grace period only', async () => {
+    const old = await tenantKey('tenant-a');
+    const oldJwt = await jwt(old.kid, old.secret);
+    assert.equal((await getObject('fleet', 'a', oldJwt)).status, 200);
+    await patchRealm('tenant-a', 'fleet', { metadata: { annotations: { 'locus.dev/rotate-tenant-key': 'first' } } });
+    const rotated = await waitFor('a new tenant key', async () => {
+      const now = await tenantKey('tenant-a');
+      return now.kid !== old.kid ? now : null;
+    }, 20_000, logs);
+    const rotatedAt = Date.now();
+    assert.match(rotated.annotations[RETIRED_KEYS_ANNOTATION] ?? '', new RegExp(old.kid));
+    assert.equal((await getObject('fleet', 'a', await jwt(rotated.kid, rotated.secret))).status, 200);
+    assert.equal((await getObject('fleet', 'a', oldJwt)).status, 200, 'the old key works during the grace period');
+    await waitFor('the old key removed', async () => (await getObject('fleet', 'a', oldJwt)).status === 401, 30_000, logs);
+    assert.ok(Date.now() - rotatedAt >= (GRACE_S - 1) * 1000, 'the old key was refused before its grace period ended');
+    assert.equal((await getObject('fleet', 'a', await jwt(rotated.kid, rotated.secret))).status, 200);
+    assert.equal((await tenantKey('tenant-a')).annotations[RETIRED_KEYS_ANNOTATION], '{}');
+    // The same annotation value again does not rotate again.
+    await patchRealm('tenant-a', 'trucks', { metadata: { annotations: { 'locus.dev/rotate-tenant-key': 'first' } } });
+    await sleep(1500);
+    assert.equal((await tenantKey('tenant-a')).kid, rotated.kid);
+  });
+
+  void it('deleting a Realm with deletionPolicy Retain revokes its credentials and keeps its data for a re-created Realm', async () => {
+    const creds = await credentials('tenant-a', 'fleet');
+    const bound = await jwt(creds.keyId ?? '', creds.signingKey ?? '');
+    const res = await kube.request('DELETE', `${realmsPath('tenant-a')}/fleet`);
+    assert.equal(res.status, 200, res.text);
+    await waitFor('the Realm gone', async () => (await getRealm('tenant-a', 'fleet')) === null, 30_000, logs);
+    assert.equal((await getObject('fleet', 'a', creds.token ?? '')).status, 401);
+    assert.equal((await getObject('fleet', 'a', bound)).status, 401);
+    assert.equal(await secretOf('tenant-a', 'fleet-locus-credentials'), null);
+    const key = await tenantKey('tenant-a');
+    assert.equal((await getObject('fleet', 'a', await jwt(key.kid, key.secret))).status, 200, 'the data is retained');
+
+    await applyRealm('tenant-a', 'fleet', { realmId: 'fleet' });
+    await ready('tenant-a', 'fleet');
+    const again = await credentials('tenant-a', 'fleet');
+    assert.notEqual(again.token, creds.token);
+    assert.equal((await getObject('fleet', 'a', again.token ?? '')).status, 200);
+  });
+
+  void it('deleting a Realm with deletionPolicy Delete drops its data', async () => {
+    await patchRealm('tenant-a', 'trucks', { spec: { deletionPolicy: 'Delete' } });
+    await ready('tenant-a', 'trucks');
+    const key = await tenantKey('tenant-a');
+    const tenantJwt = await jwt(key.kid, key.secret);
+    assert.equal((await getObject('trucks', 't', tenantJwt)).status, 200);
+    const token = (await credentials('tenant-a', 'trucks')).token ?? '';
+    assert.equal((await kube.request('DELETE', `${realmsPath('tenant-a')}/trucks`)).status, 200);
+    await waitFor('the Realm gone', async () => (await getRealm('tenant-a', 'trucks')) === null, 30_000, logs);
+    assert.equal((await getObject('trucks', 't', token)).status, 401);
+    const gone = await getObject('trucks', 't', tenantJwt);
+    assert.equal(gone.status, 404, gone.text);
+    assert.match(gone.text, /unknown realm/);
+    await applyRealm('tenant-a', 'trucks', {});
+    await ready('tenant-a', 'trucks');
+    assert.equal((await getObject('trucks', 't', tenantJwt)).status, 404);
+  });
+
+  void it('an operator killed (SIGKILL) mid-reconcile converges after a restart', async () => {
+    await applyRealm('tenant-b', 'crash', { settings: { historyRetentionDays: 3 } });
+    // The first step is the finalizer; kill the operator as soon as it shows.
+    await waitFor('the finalizer added', async () => (await getRealm('tenant-b', 'crash'))?.metadata.finalizers?.includes(FINALIZER), 30_000, logs);
+    await operator.stop('SIGKILL');
+    operator = await startOperator('operator-a2');
+    await ready('tenant-b', 'crash');
+    const creds = await credentials('tenant-b', 'crash');
+    assert.equal((await putObject('crash', 'c', creds.token ?? '')).status, 200);
+    assert.equal((await getObject('crash', 'c', await jwt(creds.keyId ?? '', creds.signingKey ?? ''))).status, 200);
+    const details = await call(apiUrl, 'GET', '/admin/v1/tenant/tenant-b/realm/crash', { token: ADMIN });
+    assert.equal(details.status, 200, details.text);
+    const body = details.json as { settings: { historyRetentionDays: number }; tokens: unknown[] };
+    assert.equal(body.settings.historyRetentionDays, 3);
+    assert.equal(body.tokens.length, 1, 'one token in the store, the one in the Secret');
+  });
+
+  void it('of two replicas exactly one leads; the other takes over at once on SIGTERM and within the lease duration on SIGKILL', async () => {
+    await waitFor('operator-a2 leading', async () => (await leaseHolder()) === operator.identity && (await operator.metric('locus_operator_leader')) === 1, 20_000, logs);
+    const second = await startOperator('operator-b');
+    await waitFor('operator-b ready', async () => (await second.get('/readyz')).status === 200, 20_000, logs);
+    await sleep(LEASE.retry * 3000);
+    assert.equal(await leaseHolder(), operator.identity);
+    assert.equal(await operator.metric('locus_operator_leader'), 1);
+    assert.equal(await second.metric('locus_operator_leader'), 0);
+
+    // SIGTERM: the leader releases the Lease; the other takes it at its next try.
+    let since = Date.now();
+    await operator.stop('SIGTERM');
+    assert.equal((await operator.exited).code, 0, operator.output());
+    await waitFor('operator-b leading', async () => (await leaseHolder()) === 'operator-b' && (await second.metric('locus_operator_leader')) === 1, 20_000, logs);
+    const handover = Date.now() - since;
+    assert.ok(handover < LEASE.duration * 1000, `took ${handover} ms after SIGTERM`);
+    await applyRealm('tenant-b', 'after-handover', {});
+    await ready('tenant-b', 'after-handover');
+
+    // SIGKILL: no release; the standby takes over once the Lease expires.
+    const third = await startOperator('operator-c');
+    await waitFor('operator-c ready', async () => (await third.get('/readyz')).status === 200, 20_000, logs);
+    assert.equal(await third.metric('locus_operator_leader'), 0);
+    since = Date.now();
+    await second.stop('SIGKILL');
+    await waitFor('operator-c leading', async () => (await leaseHolder()) === 'operator-c', 20_000, logs);
+    const takeover = Date.now() - since;
+    // Expiry is measured from the last renewal (≤ one retry period before the kill), checked every retry period.
+    assert.ok(takeover <= (LEASE.duration + LEASE.retry) * 1000 + 500, `took ${takeover} ms after SIGKILL`);
+    await applyRealm('tenant-b', 'after-takeover', {});
+    await ready('tenant-b', 'after-takeover');
+    const metrics = await third.get('/metrics');
+    assert.match(metrics.text, /locus_operator_reconciles_total\{result="success"\} [1-9]/);
+    assert.match(metrics.text, /locus_operator_reconcile_duration_seconds_count [1-9]/);
+    assert.match(metrics.text, /locus_operator_queue_depth 0/);
+  });
+});
