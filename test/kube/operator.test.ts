@@ -143,7 +143,7 @@ void describe('the Kubernetes operator on a real kube-apiserver, with an API pro
       assert.equal(res.status, 201, res.text);
     }
     await waitFor('the Realm API served', async () => (await kube.request('GET', realmsPath('tenant-a'))).status === 200);
-    api = spawnServer({ LOCUS_STORE: storeUrl, LOCUS_BUS: nats.url, LOCUS_ADMIN_TOKEN: ADMIN, LOCUS_LOG_LEVEL: 'warn' }, { killAfterMs: 600_000 });
+    api = spawnServer({ LOCUS_STORE: storeUrl, LOCUS_BUS: nats.url, LOCUS_ADMIN_TOKEN: ADMIN }, { killAfterMs: 600_000 });
     await api.listening;
     apiUrl = String((api.logLines().find((l) => l.msg === 'locus listening') ?? {}).httpUrl);
     operator = await startOperator('operator-a');

@@ -1,0 +1,114 @@
+/** The operator's pure decisions (internal/operator/desired-state.ts). */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  credentialsSecretName,
+  desiredRealm,
+  dueRetiredKeys,
+  FINALIZER,
+  nextStep,
+  retiredKeys,
+  retiredKeysAnnotation,
+  ROTATE_ANNOTATION,
+  ROTATIONS_APPLIED_ANNOTATION,
+  rotationRequest,
+  sameStatus,
+  statusFor,
+  withAppliedRotation,
+  withFinalizer,
+} from '../../internal/operator/desired-state.js';
+import type { RealmResource } from '../../internal/kube/realm-resource.js';
+
+function realm(meta: Partial<RealmResource['metadata']> = {}, spec: RealmResource['spec'] = {}): RealmResource {
+  return { apiVersion: 'locus.dev/v1alpha1', kind: 'Realm', metadata: { name: 'fleet', namespace: 'tenant-a', generation: 3, uid: 'u1', ...meta }, spec };
+}
+
+void describe('operator desired state', () => {
+  void it('the next step: finalizer first, finalize only while holding it', () => {
+    assert.equal(nextStep(null), 'nothing');
+    assert.equal(nextStep(realm()), 'add-finalizer');
+    assert.equal(nextStep(realm({ finalizers: ['other', FINALIZER] })), 'reconcile');
+    assert.equal(nextStep(realm({ finalizers: [FINALIZER], deletionTimestamp: '2026-01-01T00:00:00Z' })), 'finalize');
+    assert.equal(nextStep(realm({ finalizers: ['other'], deletionTimestamp: '2026-01-01T00:00:00Z' })), 'nothing');
+  });
+
+  void it('adds and removes only its own finalizer', () => {
+    assert.deepEqual(withFinalizer(undefined, true), [FINALIZER]);
+    assert.deepEqual(withFinalizer(['a', FINALIZER, 'b'], true), ['a', 'b', FINALIZER]);
+    assert.deepEqual(withFinalizer(['a', FINALIZER, 'b'], false), ['a', 'b']);
+  });
+
+  void it('maps the spec to the tenant, realm id and full settings (absent fields are the defaults again)', () => {
+    assert.deepEqual(desiredRealm(realm({}, { realmId: 'f-1', label: 'Fleet', settings: { historyRetentionDays: 0, rateLimitPerSecond: 5 } })), {
+      tenant: 'tenant-a',
+      realmId: 'f-1',
+      label: 'Fleet',
+      settings: { connectionTimeout: 120, historyRetentionDays: 0, rateLimit: 5 },
+    });
+    assert.deepEqual(desiredRealm(realm()).settings, { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null });
+    assert.equal(desiredRealm(realm()).realmId, 'fleet');
+    assert.throws(() => desiredRealm(realm({ namespace: undefined })), /no namespace/);
+  });
+
+  void it('names the credentials Secret after the Realm, within 253 characters', () => {
+    assert.equal(credentialsSecretName('fleet'), 'fleet-locus-credentials');
+    const long = credentialsSecretName('a'.repeat(253));
+    assert.ok(long.length <= 253);
+    assert.match(long, /^a+-[0-9a-f]{10}-locus-credentials$/);
+    assert.notEqual(long, credentialsSecretName(`${'a'.repeat(252)}b`));
+  });
+
+  void it('rotates for a new annotation value only, from the Realm or the Secret', () => {
+    assert.equal(rotationRequest(undefined, undefined), null);
+    assert.equal(rotationRequest({ [ROTATE_ANNOTATION]: '1' }, {}), '1');
+    assert.equal(rotationRequest({ [ROTATE_ANNOTATION]: ' ' }, {}), null);
+    const applied = { [ROTATIONS_APPLIED_ANNOTATION]: withAppliedRotation({}, '1') };
+    assert.equal(rotationRequest({ [ROTATE_ANNOTATION]: '1' }, applied), null);
+    assert.equal(rotationRequest({ [ROTATE_ANNOTATION]: '1' }, { ...applied, [ROTATE_ANNOTATION]: 'x' }), 'x');
+    assert.equal(rotationRequest({}, { [ROTATIONS_APPLIED_ANNOTATION]: 'not json', [ROTATE_ANNOTATION]: '1' }), '1');
+    let annotations: Record<string, string> = {};
+    for (let i = 0; i < 30; i++) annotations = { [ROTATIONS_APPLIED_ANNOTATION]: withAppliedRotation(annotations, String(i)) };
+    assert.equal((JSON.parse(annotations[ROTATIONS_APPLIED_ANNOTATION] ?? '[]') as string[]).length, 20);
+  });
+
+  void it('retired keys: read back what was written, due ones found, the next expiry given', () => {
+    const retired = new Map([['key_a', 1000], ['key_b', 5000]]);
+    const annotations = { 'locus.dev/retired-keys': retiredKeysAnnotation(retired) };
+    assert.deepEqual(retiredKeys(annotations), retired);
+    assert.deepEqual(dueRetiredKeys(retired, 2000), { due: ['key_a'], nextInMs: 3000 });
+    assert.deepEqual(dueRetiredKeys(retired, 6000), { due: ['key_a', 'key_b'], nextInMs: null });
+    assert.deepEqual(retiredKeys({ 'locus.dev/retired-keys': '{"k":"not a time","j":3}' }).size, 0);
+    assert.deepEqual(retiredKeys({ 'locus.dev/retired-keys': '[' }).size, 0);
+  });
+
+  void it('status: Ready with three conditions; a failure is Degraded and keeps observedGeneration', () => {
+    const now = '2026-01-01T00:00:00.000Z';
+    const ready = statusFor(realm(), { kind: 'ready', realmId: 'fleet', credentialsSecret: 'fleet-locus-credentials' }, now);
+    assert.equal(ready.phase, 'Ready');
+    assert.equal(ready.observedGeneration, 3);
+    assert.deepEqual(ready.conditions?.map((c) => [c.type, c.status, c.reason]), [
+      ['Ready', 'True', 'Reconciled'],
+      ['Provisioned', 'True', 'RealmProvisioned'],
+      ['Degraded', 'False', 'Healthy'],
+    ]);
+    // Unchanged conditions keep their transition time, so the same outcome needs no write.
+    const later = statusFor(realm({}, {}), { kind: 'ready', realmId: 'fleet', credentialsSecret: 'fleet-locus-credentials' }, '2026-01-02T00:00:00.000Z');
+    const withStatus = { ...realm(), status: ready };
+    const again = statusFor(withStatus, { kind: 'ready', realmId: 'fleet', credentialsSecret: 'fleet-locus-credentials' }, '2026-01-02T00:00:00.000Z');
+    assert.ok(sameStatus(ready, again));
+    assert.ok(!sameStatus(ready, later));
+
+    const failed = statusFor({ ...realm({ generation: 4 }), status: ready }, { kind: 'failed', realmId: 'fleet', provisioned: true, reason: 'ReconcileFailed', message: 'store down' }, '2026-01-03T00:00:00.000Z');
+    assert.equal(failed.phase, 'Degraded');
+    assert.equal(failed.observedGeneration, 3);
+    assert.equal(failed.credentialsSecret, 'fleet-locus-credentials');
+    const byType = Object.fromEntries((failed.conditions ?? []).map((c) => [c.type, c]));
+    assert.equal(byType.Ready?.status, 'False');
+    assert.equal(byType.Ready?.message, 'store down');
+    assert.equal(byType.Provisioned?.status, 'True');
+    assert.equal(byType.Provisioned?.lastTransitionTime, now, 'unchanged: keeps its time');
+    assert.equal(byType.Degraded?.status, 'True');
+    const notYet = statusFor(realm(), { kind: 'failed', realmId: 'fleet', provisioned: false, reason: 'ReconcileFailed', message: 'x' }, now);
+    assert.equal(notYet.phase, 'Provisioning');
+  });
+});
