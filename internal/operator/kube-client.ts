@@ -17,6 +17,8 @@ import { REALM_API_VERSION, REALM_GROUP, REALM_KIND, REALM_PLURAL, REALM_VERSION
 import { KubeConflict, type EventType, type KubePort, type SecretObject, type SecretWrite } from './kube-port.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+/** The field manager the API server records for the operator's writes (managedFields). */
+const fieldManager = 'locus-operator';
 
 /** The HTTP status of a client-node failure, or null. */
 export function statusOf(err: unknown): number | null {
@@ -111,6 +113,7 @@ export class KubeClient implements KubePort {
           plural: REALM_PLURAL,
           name,
           body: { metadata: { finalizers, ...(resourceVersion === undefined ? {} : { resourceVersion }) } },
+          fieldManager,
         },
         mergePatch,
       )) as RealmResource;
@@ -124,7 +127,7 @@ export class KubeClient implements KubePort {
     try {
       await this.custom.patchNamespacedCustomObjectStatus(
         // Conditions are replaced whole (a merge patch replaces lists).
-        { group: REALM_GROUP, version: REALM_VERSION, namespace, plural: REALM_PLURAL, name, body: { status } },
+        { group: REALM_GROUP, version: REALM_VERSION, namespace, plural: REALM_PLURAL, name, body: { status }, fieldManager },
         mergePatch,
       );
     } catch (err) {
@@ -154,7 +157,7 @@ export class KubeClient implements KubePort {
 
   async createSecret(secret: SecretWrite): Promise<void> {
     try {
-      await this.core.createNamespacedSecret({ namespace: secret.namespace, body: secretBody(secret) });
+      await this.core.createNamespacedSecret({ namespace: secret.namespace, body: secretBody(secret), fieldManager });
     } catch (err) {
       throw kubeError(err, `creating Secret ${secret.namespace}/${secret.name}`);
     }
@@ -162,7 +165,7 @@ export class KubeClient implements KubePort {
 
   async replaceSecret(secret: SecretWrite & { resourceVersion: string }): Promise<void> {
     try {
-      await this.core.replaceNamespacedSecret({ namespace: secret.namespace, name: secret.name, body: secretBody(secret) });
+      await this.core.replaceNamespacedSecret({ namespace: secret.namespace, name: secret.name, body: secretBody(secret), fieldManager });
     } catch (err) {
       throw kubeError(err, `updating Secret ${secret.namespace}/${secret.name}`);
     }
