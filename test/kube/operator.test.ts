@@ -6,15 +6,18 @@
  * build on each other: Realms applied early are edited, rotated and deleted later.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { parseAllDocuments } from 'yaml';
+import { toYaml } from '../../internal/kube/yaml.js';
 import { FINALIZER, RETIRED_KEYS_ANNOTATION } from '../../internal/operator/desired-state.js';
 import type { RealmResource } from '../../internal/kube/realm-resource.js';
 import { call, type Reply } from '../support/harness.js';
 import { signToken } from '../support/hivekit-wire.js';
-import { startKubeApiServer, type KubeApiServer } from '../support/kube-apiserver.js';
+import { kubeToolPath, startKubeApiServer, type KubeApiServer } from '../support/kube-apiserver.js';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
 import { startOperatorProcess, type OperatorProcess } from '../support/operator-process.js';
 import { spawnServer, type ServerProcess } from '../support/server-process.js';
@@ -25,6 +28,53 @@ const LEASE_NS = 'locus-system';
 const LEASE = { duration: 4, renew: 3, retry: 1 };
 const GRACE_S = 6;
 const MERGE = { 'content-type': 'application/merge-patch+json' };
+const OPERATOR_USER = `system:serviceaccount:${LEASE_NS}:locus-operator`;
+
+/** Where the API server takes objects of each kind the chart's rbac.yaml renders. */
+const RBAC_PATHS: Record<string, string> = {
+  ServiceAccount: `/api/v1/namespaces/${LEASE_NS}/serviceaccounts`,
+  ClusterRole: '/apis/rbac.authorization.k8s.io/v1/clusterroles',
+  ClusterRoleBinding: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+  Role: `/apis/rbac.authorization.k8s.io/v1/namespaces/${LEASE_NS}/roles`,
+  RoleBinding: `/apis/rbac.authorization.k8s.io/v1/namespaces/${LEASE_NS}/rolebindings`,
+};
+
+/**
+ * The chart's RBAC (charts/locus/templates/rbac.yaml, rendered by helm for release `locus` in
+ * LEASE_NS, watching all namespaces) applied to the API server, and a kubeconfig with a token of
+ * the operator's ServiceAccount: the operators of these tests have exactly the chart's rights.
+ */
+async function operatorKubeconfig(kube: KubeApiServer, dir: string): Promise<string> {
+  // The chart without files/ (its dashboards are symlinks into deploy/, not needed for RBAC).
+  const chart = join(dir, 'chart');
+  cpSync(new URL('../../../charts/locus', import.meta.url), chart, { recursive: true, filter: (src) => !/[\\/]files([\\/]|$)/.test(src) });
+  const helm = spawnSync(kubeToolPath('helm'), ['template', 'locus', chart, '--namespace', LEASE_NS, '--kube-version', '1.34.4', '--show-only', 'templates/rbac.yaml'], { encoding: 'utf8' });
+  assert.equal(helm.status, 0, helm.stderr);
+  for (const doc of parseAllDocuments(helm.stdout)) {
+    const object = doc.toJS() as { kind?: string } | null;
+    if (object?.kind === undefined) continue;
+    const path = RBAC_PATHS[object.kind];
+    assert.ok(path !== undefined, `unexpected kind ${object.kind} in rbac.yaml`);
+    const res = await kube.request('POST', path, object);
+    assert.equal(res.status, 201, res.text);
+  }
+  const token = await kube.request('POST', `/api/v1/namespaces/${LEASE_NS}/serviceaccounts/locus-operator/token`, {
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'TokenRequest',
+    spec: { expirationSeconds: 3600 },
+  });
+  assert.equal(token.status, 201, token.text);
+  const path = join(dir, 'operator.kubeconfig');
+  writeFileSync(path, toYaml({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'test', cluster: { server: kube.url, 'certificate-authority-data': Buffer.from(kube.caPem).toString('base64') } }],
+    users: [{ name: 'locus-operator', user: { token: (token.body as { status: { token: string } }).status.token } }],
+    contexts: [{ name: 'test', context: { cluster: 'test', user: 'locus-operator' } }],
+    'current-context': 'test',
+  }), { mode: 0o600 });
+  return path;
+}
 
 interface SecretJson {
   metadata: { resourceVersion: string; annotations?: Record<string, string>; ownerReferences?: { uid: string; kind: string }[] };
@@ -54,10 +104,11 @@ void describe('the Kubernetes operator on a real kube-apiserver, with an API pro
   const operators: OperatorProcess[] = [];
   let operator: OperatorProcess;
   let storeUrl: string;
+  let kubeconfig: string;
 
   const realmsPath = (ns: string): string => `/apis/locus.dev/v1alpha1/namespaces/${ns}/realms`;
   const operatorEnv = (): Record<string, string> => ({
-    KUBECONFIG: kube.kubeconfigPath,
+    KUBECONFIG: kubeconfig,
     LOCUS_STORE: storeUrl,
     LOCUS_BUS: nats.url,
     LOCUS_OPERATOR_LEASE_NAMESPACE: LEASE_NS,
@@ -143,6 +194,7 @@ void describe('the Kubernetes operator on a real kube-apiserver, with an API pro
       assert.equal(res.status, 201, res.text);
     }
     await waitFor('the Realm API served', async () => (await kube.request('GET', realmsPath('tenant-a'))).status === 200);
+    kubeconfig = await operatorKubeconfig(kube, dir);
     api = spawnServer({ LOCUS_STORE: storeUrl, LOCUS_BUS: nats.url, LOCUS_ADMIN_TOKEN: ADMIN }, { killAfterMs: 600_000 });
     await api.listening;
     apiUrl = String((api.logLines().find((l) => l.msg === 'locus listening') ?? {}).httpUrl);
@@ -155,6 +207,17 @@ void describe('the Kubernetes operator on a real kube-apiserver, with an API pro
     await nats?.stop();
     await kube?.stop();
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  });
+
+  void it("runs as the chart's ServiceAccount, whose rights stop at what it needs", async () => {
+    const as = { 'Impersonate-User': OPERATOR_USER };
+    assert.equal((await kube.request('GET', '/api/v1/namespaces/tenant-a/secrets', undefined, as)).status, 200);
+    assert.equal((await kube.request('GET', realmsPath('tenant-a'), undefined, as)).status, 200);
+    assert.equal((await kube.request('GET', '/api/v1/namespaces/tenant-a/configmaps', undefined, as)).status, 403);
+    assert.equal((await kube.request('GET', '/api/v1/namespaces/tenant-a/pods', undefined, as)).status, 403);
+    assert.equal((await kube.request('DELETE', `${realmsPath('tenant-a')}/anything`, undefined, as)).status, 403);
+    assert.equal((await kube.request('GET', `/apis/coordination.k8s.io/v1/namespaces/tenant-a/leases`, undefined, as)).status, 403);
+    assert.match(readFileSync(kubeconfig, 'utf8'), /token:/);
   });
 
   void it('applying a Realm makes it Ready with a credentials Secret whose token and realm-bound key both work', async () => {
@@ -336,5 +399,7 @@ void describe('the Kubernetes operator on a real kube-apiserver, with an API pro
     assert.match(metrics.text, /locus_operator_reconciles_total\{result="success"\} [1-9]/);
     assert.match(metrics.text, /locus_operator_reconcile_duration_seconds_count [1-9]/);
     assert.match(metrics.text, /locus_operator_queue_depth 0/);
+    // Nothing the operators did was refused by RBAC (Events included, which are best effort).
+    assert.doesNotMatch(logs(), /HTTP 403/);
   });
 });
