@@ -348,24 +348,33 @@ void describe('the Kubernetes operator on a real kube-apiserver, with an API pro
   });
 
   void it('an operator killed (SIGKILL) mid-reconcile converges after a restart', async () => {
-    await applyRealm('tenant-b', 'crash', { settings: { historyRetentionDays: 3 } });
-    // The first step is the finalizer; kill the operator as soon as it shows.
-    await waitFor('the finalizer added', async () => (await getRealm('tenant-b', 'crash'))?.metadata.finalizers?.includes(FINALIZER), 30_000, logs);
-    await operator.stop('SIGKILL');
-    operator = await startOperator('operator-a2');
-    await ready('tenant-b', 'crash');
-    const creds = await credentials('tenant-b', 'crash');
-    assert.equal((await putObject('crash', 'c', creds.token ?? '')).status, 200);
-    assert.equal((await getObject('crash', 'c', await jwt(creds.keyId ?? '', creds.signingKey ?? ''))).status, 200);
-    const details = await call(apiUrl, 'GET', '/admin/v1/tenant/tenant-b/realm/crash', { token: ADMIN });
-    assert.equal(details.status, 200, details.text);
-    const body = details.json as { settings: { historyRetentionDays: number }; tokens: unknown[] };
-    assert.equal(body.settings.historyRetentionDays, 3);
-    assert.equal(body.tokens.length, 1, 'one token in the store, the one in the Secret');
+    // Killed at two points of a first reconcile: once the finalizer shows (nothing provisioned
+    // yet), and once the credentials Secret shows (the store may or may not hold its token).
+    const points: [string, (realm: string) => Promise<boolean>][] = [
+      ['the finalizer added', async (name) => (await getRealm('tenant-b', name))?.metadata.finalizers?.includes(FINALIZER) === true],
+      ['the credentials Secret written', async (name) => (await secretOf('tenant-b', `${name}-locus-credentials`)) !== null],
+    ];
+    let n = 0;
+    for (const [point, reached] of points) {
+      const name = `crash-${++n}`;
+      await applyRealm('tenant-b', name, { settings: { historyRetentionDays: 3 } });
+      await waitFor(point, () => reached(name), 30_000, logs);
+      await operator.stop('SIGKILL');
+      operator = await startOperator(`operator-a${n + 1}`);
+      await ready('tenant-b', name);
+      const creds = await credentials('tenant-b', name);
+      assert.equal((await putObject(name, 'c', creds.token ?? '')).status, 200);
+      assert.equal((await getObject(name, 'c', await jwt(creds.keyId ?? '', creds.signingKey ?? ''))).status, 200);
+      const details = await call(apiUrl, 'GET', `/admin/v1/tenant/tenant-b/realm/${name}`, { token: ADMIN });
+      assert.equal(details.status, 200, details.text);
+      const body = details.json as { settings: { historyRetentionDays: number }; tokens: unknown[] };
+      assert.equal(body.settings.historyRetentionDays, 3);
+      assert.equal(body.tokens.length, 1, 'one token in the store, the one in the Secret');
+    }
   });
 
   void it('of two replicas exactly one leads; the other takes over at once on SIGTERM and within the lease duration on SIGKILL', async () => {
-    await waitFor('operator-a2 leading', async () => (await leaseHolder()) === operator.identity && (await operator.metric('locus_operator_leader')) === 1, 20_000, logs);
+    await waitFor('the restarted operator leading', async () => (await leaseHolder()) === operator.identity && (await operator.metric('locus_operator_leader')) === 1, 20_000, logs);
     const second = await startOperator('operator-b');
     await waitFor('operator-b ready', async () => (await second.get('/readyz')).status === 200, 20_000, logs);
     await sleep(LEASE.retry * 3000);
