@@ -58,7 +58,7 @@ build_in() {
   start=$(date +%s)
   (
     cd "$dir"
-    export GOFLAGS="-mod=mod" GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
+    export GOFLAGS="-mod=mod -buildvcs=false" GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
     nice -n "$NICE" go get "$get"
     nice -n "$NICE" go build -trimpath -ldflags "-s -w $ldflags" -o "$out.tmp" "$pkg"
   )
@@ -94,7 +94,7 @@ install_kube_apiserver() {
   log "building kube-apiserver $KUBERNETES_VERSION into $BIN_DIR (the first build takes several minutes)"
   # kubernetes' go.mod, for its list of staging modules.
   local gomod
-  gomod=$(GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
+  gomod=$(cd "$SRC_DIR" && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
   [ -n "$gomod" ] && [ -f "$gomod" ] || fail "could not download k8s.io/kubernetes@$KUBERNETES_VERSION through the Go module proxy"
   local staging="v0.${KUBERNETES_VERSION#v1.}"
   local replaces
