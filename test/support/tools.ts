@@ -33,3 +33,8 @@ export function toolPath(name: string): string {
     `${name} is not installed (looked in ${toolsBinDir()} and on PATH): run bash scripts/install-tools.sh`,
   );
 }
+
+/** promtool (checks and unit-tests deploy/prometheus, parses the dashboards' queries); throws naming the install command when missing. */
+export function findPromtool(): string {
+  return toolPath('promtool');
+}
