@@ -6,7 +6,7 @@
 // (test/support/test-logs.ts). After the tests, no recorded secret may appear in any log
 // (test/support/log-secrets.ts); the directory is removed unless the check fails or
 // LOCUS_TEST_KEEP_LOGS=1.
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -30,6 +30,7 @@ if (files.length === 0) {
 }
 const givenDir = process.env.LOCUS_TEST_LOG_DIR;
 const logDir = givenDir !== undefined && givenDir !== '' ? givenDir : mkdtempSync(join(tmpdir(), 'locus-test-logs-'));
+mkdirSync(logDir, { recursive: true });
 const result = spawnSync(
   process.execPath,
   ['--test', '--test-concurrency=2', '--enable-source-maps', ...files],
