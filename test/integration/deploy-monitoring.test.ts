@@ -164,8 +164,41 @@ describe('deploy/prometheus and deploy/grafana (promtool)', () => {
       }
     });
 
+    it('lay their panels out on the 24-column grid without overlaps, with unique ids', () => {
+      for (const { file, json } of dashboards) {
+        type P = { id: number; title?: string; gridPos: { x: number; y: number; w: number; h: number }; panels?: P[] };
+        const all: P[] = [];
+        const walk = (panels: P[] | undefined): void => {
+          for (const p of panels ?? []) {
+            all.push(p);
+            walk(p.panels);
+          }
+        };
+        walk(json.panels as P[]);
+        assert.equal(new Set(all.map((p) => p.id)).size, all.length, `${file}: panel ids unique`);
+        const taken = new Map<string, string>();
+        for (const p of all) {
+          const { x, y, w, h } = p.gridPos;
+          assert.ok(x >= 0 && w > 0 && x + w <= 24 && h > 0, `${file}: "${p.title}" fits the grid`);
+          for (let row = y; row < y + h; row++) {
+            for (let col = x; col < x + w; col++) {
+              const other = taken.get(`${row},${col}`);
+              assert.equal(other, undefined, `${file}: "${p.title}" overlaps "${other}"`);
+              taken.set(`${row},${col}`, p.title ?? '?');
+            }
+          }
+        }
+      }
+    });
+
     it('have queries in every panel, rows included', () => {
       assert.ok(exprs.length >= 40, `only ${exprs.length} expressions`);
+      for (const { file, json } of dashboards) {
+        for (const panel of json.panels as { type: string; title: string; targets?: { expr?: string }[] }[]) {
+          if (panel.type === 'row' || panel.type === 'text') continue;
+          assert.ok((panel.targets ?? []).length > 0 && panel.targets?.every((t) => typeof t.expr === 'string' && t.expr !== ''), `${file}: "${panel.title}" has queries`);
+        }
+      }
       const overview = exprs.filter((e) => e.where.includes('locus-overview'));
       const realm = exprs.filter((e) => e.where.includes('locus-realm'));
       assert.ok(overview.some((e) => e.where.includes('variable instance')));
