@@ -84,8 +84,10 @@ export async function call(url: string, method: string, path: string, options: C
   } catch {
     json = undefined;
   }
-  // Tokens the API issues (realm tokens, admin answers) are secrets the logs must not show.
-  if (typeof (json as { token?: unknown } | undefined)?.token === 'string') recordSecret((json as { token: string }).token);
+  // Tokens and signing-key secrets the API issues are secrets the logs must not show.
+  const issued = json as { token?: unknown; secret?: unknown } | undefined;
+  if (typeof issued?.token === 'string') recordSecret(issued.token);
+  if (typeof issued?.secret === 'string') recordSecret(issued.secret);
   return { status: res.status, headers: res.headers, text, json };
 }
 

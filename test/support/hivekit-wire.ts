@@ -108,8 +108,10 @@ export async function signToken(payload: { sub: string }, options: TokenOptions 
   const jwt = new SignJWT({ ...options.claims, sub: payload.sub }).setProtectedHeader(header).setIssuedAt();
   if (options.exp !== undefined) jwt.setExpirationTime(options.exp);
   if (options.nbf !== undefined) jwt.setNotBefore(options.nbf);
-  const signed = await jwt.sign(new TextEncoder().encode(options.secret ?? testSecret));
+  const secret = options.secret ?? testSecret;
+  const signed = await jwt.sign(new TextEncoder().encode(secret));
   recordSecret(signed);
+  recordSecret(secret);
   return signed;
 }
 
