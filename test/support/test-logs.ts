@@ -53,6 +53,19 @@ export function inProcessLogDestination(): DestinationStream | undefined {
   return inProcess ?? undefined;
 }
 
+/**
+ * `sink` and, with a run's log directory, this process's in-process log too: for a test that
+ * reads its server's log lines itself and should still have them checked at the end of the run.
+ */
+export function alsoToRunLog(sink: DestinationStream): DestinationStream {
+  const run = inProcessLogDestination();
+  if (run === undefined) return sink;
+  return pino.multistream([
+    { level: 'trace', stream: sink },
+    { level: 'trace', stream: run },
+  ]);
+}
+
 let children = 0;
 
 /** Appends a child process's stdout and stderr to files of their own; a no-op without a log dir. */
