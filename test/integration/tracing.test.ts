@@ -23,7 +23,7 @@ import { Tracing } from '../../internal/observability/tracing/tracing.js';
 import { start, type RunningServer } from '../../internal/server.js';
 import { adminToken, call, makeRealm } from '../support/harness.js';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
-import { wsUrl } from '../support/v1-clients.js';
+import { connectTcp, postV1, wsUrl } from '../support/v1-clients.js';
 
 type Span = sdk.ReadableSpan;
 
@@ -228,5 +228,66 @@ describe('tracing across two processes on one NATS server', () => {
       const reads = spans.filter((s) => s.name === 'store objects.get' && parentOf(s) === idOf(action));
       assert.equal(reads.length, 1, 'one store read under each action');
     }
+  });
+
+  it('in one process the context goes through the local queue: REST write on A → bus publish → bus deliver (A) → tcp push (A)', async () => {
+    const tcp = await connectTcp(a.tcpPort, tokens.read);
+    const created = await tcp.one({ typ: 'sub', act: 'cre', id: 'local', rea: realm, dat: { typ: 'obj', sty: 'rea' } });
+    assert.equal(created.res, 'suc', JSON.stringify(created));
+    await sleep(50);
+    exporter.reset();
+    const put = await call(a.httpUrl, 'PUT', `/v2/realm/${realm}/object/${objectId}-2`, { token: tokens.write, body: { location: { longitude: 1, latitude: 1 } } });
+    assert.equal(put.status, 200, put.text);
+    await tcp.waitForEvents(1);
+    const spans = await until('A tcp push span', () => {
+      const all = exporter.getFinishedSpans();
+      return all.some((s) => scope(s) === 'server-a' && s.name === 'tcp push') ? all : undefined;
+    });
+    await tcp.close();
+    const rest = spans.find((s) => scope(s) === 'server-a' && s.name === 'PUT /v2/realm/:realm/object/:id');
+    assert.ok(rest);
+    const inTrace = spans.filter((s) => traceOf(s) === traceOf(rest));
+    const publish = inTrace.find((s) => scope(s) === 'server-a' && s.name === 'bus publish' && s.attributes['locus.bus.message'] === 'events');
+    assert.ok(publish && descends(publish, rest, inTrace));
+    const delivered = inTrace.filter((s) => scope(s) === 'server-a' && s.name === 'bus deliver');
+    assert.ok(delivered.length >= 1, 'A delivers to its own subscriber');
+    for (const deliver of delivered) assert.equal(parentOf(deliver), idOf(publish));
+    const push = inTrace.find((s) => scope(s) === 'server-a' && s.name === 'tcp push');
+    assert.ok(push, 'the TCP push is in the trace');
+    assert.equal(push.attributes['locus.transport'], 'tcp');
+    assert.ok(delivered.some((deliver) => parentOf(push) === idOf(deliver)), 'the push is a child of a delivery');
+  });
+
+  it('/v1/http: the REST span continues an incoming traceparent; its actions are INTERNAL children, a batched run of writes one span', async () => {
+    exporter.reset();
+    const callerTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const callerSpan = '00f067aa0ba902b7';
+    const ids = ['v1-a', 'v1-b', 'v1-c'];
+    const reply = await postV1(
+      a.httpUrl,
+      tokens.write,
+      [{ typ: 'obj', act: 'rea', id: objectId, rea: realm, cid: 'r' }, ...ids.map((id, k) => ({ typ: 'obj', act: 'set', id, rea: realm, loc: { lon: k, lat: k }, cid: id }))],
+      { traceparent: `00-${callerTrace}-${callerSpan}-01` },
+    );
+    assert.equal(reply.status, 200, JSON.stringify(reply.json));
+    const spans = await until('the REST span', () => {
+      const all = exporter.getFinishedSpans().filter((s) => scope(s) === 'server-a');
+      return all.some((s) => s.name === 'POST /v1/http') ? all : undefined;
+    });
+    const rest = spans.find((s) => s.name === 'POST /v1/http') as Span;
+    assert.equal(traceOf(rest), callerTrace);
+    assert.equal(parentOf(rest), callerSpan);
+    const read = spans.find((s) => s.name === 'v1 obj rea');
+    assert.ok(read);
+    assert.equal(read.kind, SpanKind.INTERNAL);
+    assert.equal(read.attributes['locus.transport'], 'http');
+    assert.equal(parentOf(read), idOf(rest));
+    const writes = spans.filter((s) => s.name === 'v1 obj set');
+    assert.equal(writes.length, 1, 'the three writes ran as one batch: one span');
+    const write = writes[0] as Span;
+    assert.equal(write.attributes['locus.v1.messages'], 3);
+    assert.equal(write.attributes['locus.v1.result'], 'suc');
+    assert.equal(parentOf(write), idOf(rest));
+    assert.ok(spans.some((s) => s.name === 'store objects.upsertMany' && descends(s, write, spans)), 'the batch store write is under the batch span');
   });
 });

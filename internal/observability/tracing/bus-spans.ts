@@ -5,7 +5,7 @@
  * the W3C trace context the NATS message carries in its headers (events/nats-bus.ts).
  * A delivery whose publish was not traced gets no span (timers, presence heartbeats).
  */
-import { context, propagation, SpanKind, trace, type Attributes, type Context, type Tracer } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, SpanKind, trace, type Attributes, type Context, type Tracer } from '@opentelemetry/api';
 import type { BusTracing } from '../../events/bus-tracing.js';
 import type { EventBus } from '../../events/port.js';
 
@@ -20,9 +20,11 @@ export function busTracing(tracer: Tracer): BusTracing {
   return {
     capture: () => context.active(),
     deliver(captured, message, run) {
-      const parent = captured as Context | undefined;
-      if (parent === undefined || trace.getSpan(parent) === undefined) {
-        run();
+      // Each message's handlers run in the context of its own publish, not in that of
+      // whichever publish scheduled the delivery turn.
+      const parent = (captured as Context | undefined) ?? ROOT_CONTEXT;
+      if (trace.getSpan(parent) === undefined) {
+        context.with(parent, run);
         return;
       }
       const span = tracer.startSpan('bus deliver', { kind: SpanKind.CONSUMER, attributes: { 'locus.bus.message': message } }, parent);
