@@ -77,9 +77,14 @@ describe('tracing from the OTEL_* environment, exported over OTLP', () => {
   it('turns tracing on, exports the spans at shutdown, and logs the trace id', async () => {
     assert.equal(trace.getTracer('probe').startSpan('probe').isRecording(), true, 'the SDK registered a tracer provider');
     assert.ok(logLines.some((l) => l.msg === 'tracing on (OpenTelemetry)' && l.reason === 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set'));
-    const health = await fetch(`${server.httpUrl}/healthz`);
-    assert.equal(health.status, 200);
-    await health.text();
+    const version = await fetch(`${server.httpUrl}/v2/version`);
+    assert.equal(version.status, 200);
+    await version.text();
+    for (const probe of ['/healthz', '/readyz', '/health-check']) {
+      const answer = await fetch(`${server.httpUrl}${probe}`);
+      assert.equal(answer.status, 200);
+      await answer.text();
+    }
     const missing = await fetch(`${server.httpUrl}/v2/realm/none/object/x`);
     assert.equal(missing.status, 401);
     await missing.text();
@@ -94,15 +99,16 @@ describe('tracing from the OTEL_* environment, exported over OTLP', () => {
       assert.equal(resource.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue, 'locus-otlp-test');
     }
     const spans = resources.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans));
-    const healthz = spans.find((s) => s.name === 'GET /healthz');
-    assert.ok(healthz, `spans: ${spans.map((s) => s.name).join(', ')}`);
+    const versionSpan = spans.find((s) => s.name === 'GET /v2/version');
+    assert.ok(versionSpan, `spans: ${spans.map((s) => s.name).join(', ')}`);
+    assert.ok(!spans.some((s) => /health|readyz/.test(s.name)), 'health probes are not traced');
     const refused = spans.find((s) => s.name === 'GET /v2/realm/:realm/*');
     assert.ok(refused, `spans: ${spans.map((s) => s.name).join(', ')}`);
     assert.equal(refused.attributes.find((a) => a.key === 'http.response.status_code')?.value.intValue, 401);
 
-    const line = logLines.find((l) => l.msg === 'http request' && l.route === '/healthz');
+    const line = logLines.find((l) => l.msg === 'http request' && l.route === '/v2/version');
     assert.ok(line);
-    assert.equal(line.trace_id, healthz.traceId);
-    assert.equal(line.span_id, healthz.spanId);
+    assert.equal(line.trace_id, versionSpan.traceId);
+    assert.equal(line.span_id, versionSpan.spanId);
   });
 });

@@ -2,15 +2,22 @@
  * One SERVER span per REST request, parented on an incoming trace context (OTEL_PROPAGATORS;
  * W3C `traceparent` by default). Named `METHOD /route/template` once the route is known,
  * with the method, route template, status code and realm id: never the raw path or query
- * (they hold object ids and may hold a token), a header or a body.
+ * (they hold object ids and may hold a token), a header or a body. Health probes are not traced.
  */
 import { context, propagation, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import type { RequestHandler } from 'express';
 import { realmIdOf } from '../../transport/rest/access-log.js';
 import { routeTemplateOf } from '../../transport/rest/request-context.js';
 
+/** Probes of load balancers and the kubelet come every few seconds: a trace each would only be noise. */
+const probes: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/health-check']);
+
 export function restSpans(tracer: Tracer): RequestHandler {
   return (req, res, next) => {
+    if (probes.has(req.path)) {
+      next();
+      return;
+    }
     const parent = propagation.extract(context.active(), req.headers);
     const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method } }, parent);
     const active = trace.setSpan(parent, span);
