@@ -97,6 +97,8 @@ describe('tracing from the OTEL_* environment, exported over OTLP', () => {
     const resources = exports.flatMap((e) => e.body.resourceSpans);
     for (const resource of resources) {
       assert.equal(resource.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue, 'locus-otlp-test');
+      // The command line (which may hold --admin-token) never goes to the collector.
+      assert.ok(!resource.resource.attributes.some((a) => a.key.startsWith('process.command')), JSON.stringify(resource.resource.attributes));
     }
     const spans = resources.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans));
     const versionSpan = spans.find((s) => s.name === 'GET /v2/version');

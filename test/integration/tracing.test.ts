@@ -212,6 +212,8 @@ describe('tracing across two processes on one NATS server', () => {
     assert.equal(ok.res, 'suc', JSON.stringify(ok));
     const missing = await writer.call({ typ: 'obj', act: 'rea', id: 'nobody-here', rea: realm, cid: 'g2' });
     assert.equal(missing.res, 'err');
+    const unknown = await writer.call({ typ: 'obj', act: 'made-up-act', rea: realm, cid: 'g3' });
+    assert.equal(unknown.res, 'err');
     await writer.close();
     const spans = exporter.getFinishedSpans().filter((s) => scope(s) === 'server-a');
     const actions = spans.filter((s) => s.name === 'v1 obj rea');
@@ -228,6 +230,12 @@ describe('tracing across two processes on one NATS server', () => {
       const reads = spans.filter((s) => s.name === 'store objects.get' && parentOf(s) === idOf(action));
       assert.equal(reads.length, 1, 'one store read under each action');
     }
+    // A typ or act the server does not know is not named (it is the client's text).
+    const unknownSpan = spans.find((s) => s.name === 'v1 unknown');
+    assert.ok(unknownSpan);
+    assert.equal(unknownSpan.attributes['locus.v1.act'], undefined);
+    assert.equal(unknownSpan.attributes['locus.v1.erc'], 400);
+    assert.ok(!spans.some((s) => s.name.includes('made-up-act')));
   });
 
   it('in one process the context goes through the local queue: REST write on A → bus publish → bus deliver (A) → tcp push (A)', async () => {

@@ -24,11 +24,14 @@ function serviceNamed(env: Env): boolean {
 }
 
 async function startSdk(env: Env): Promise<Sdk> {
-  const { NodeSDK } = await import('@opentelemetry/sdk-node');
+  const { NodeSDK, resources } = await import('@opentelemetry/sdk-node');
   const sdk = new NodeSDK({
     instrumentations: [],
     metricReaders: [],
     logRecordProcessors: [],
+    // Not the process detector unless asked for (OTEL_NODE_RESOURCE_DETECTORS): its
+    // `process.command_args` would send a token given on the command line to the collector.
+    ...((env.OTEL_NODE_RESOURCE_DETECTORS ?? '').trim() === '' ? { resourceDetectors: [resources.envDetector, resources.hostDetector] } : {}),
     ...(serviceNamed(env) ? {} : { serviceName: 'locus' }),
   });
   sdk.start();
