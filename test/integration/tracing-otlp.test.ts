@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import type { Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { trace } from '@opentelemetry/api';
 import { testConfig } from '../../internal/config/config.js';
@@ -112,5 +113,38 @@ describe('tracing from the OTEL_* environment, exported over OTLP', () => {
     assert.ok(line);
     assert.equal(line.trace_id, versionSpan.traceId);
     assert.equal(line.span_id, versionSpan.spanId);
+  });
+});
+
+describe('a collector that never answers', () => {
+  it('costs the spans not yet sent, not a clean stop: the shutdown goes on after the SDK had its second', async () => {
+    const held: Socket[] = [];
+    const silent = createServer(() => undefined);
+    silent.on('connection', (socket) => held.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/v1/traces`;
+    process.env.OTEL_EXPORTER_OTLP_TIMEOUT = '5000';
+    const dir = mkdtempSync(join(tmpdir(), 'locus-otlp-silent-'));
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString('utf8').split('\n')) if (line.trim() !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
+        done();
+      },
+    });
+    try {
+      const server = await start(testConfig({ store: `sqlite:${join(dir, 'locus.db')}` }), { logger: createLogger('info', sink) });
+      const answer = await fetch(`${server.httpUrl}/v2/version`);
+      await answer.text();
+      await server.close();
+      // Cut by locus's own bound, not ended by the exporter's timeout.
+      const cut = lines.find((l) => l.msg === 'tracing did not shut down cleanly') as { err?: { message?: string } } | undefined;
+      assert.match(String(cut?.err?.message), /did not finish within 1000 ms/);
+      assert.equal(lines.at(-1)?.msg, 'locus stopped');
+    } finally {
+      for (const socket of held) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -18,6 +18,23 @@ interface Sdk {
 
 let shared: { sdk: Promise<Sdk>; users: number } | null = null;
 
+/**
+ * The longest the SDK's shutdown (the last export) may hold the server's: it runs within the
+ * part of LOCUS_SHUTDOWN_TIMEOUT_MS kept for closing (at most 2 s), and a collector that does
+ * not answer must not turn a clean stop into a failed one.
+ */
+const shutdownBudgetMs = 1000;
+
+/** Resolves with `work`, or rejects once `ms` have passed. */
+function within(ms: number, work: Promise<void>, what: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<void>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms; spans not yet exported are lost`)), ms);
+    timer.unref();
+  });
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+}
+
 /** True when OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES names the service: otherwise it is `locus`. */
 function serviceNamed(env: Env): boolean {
   return (env.OTEL_SERVICE_NAME ?? '').trim() !== '' || /(^|,)\s*service\.name\s*=/.test(env.OTEL_RESOURCE_ATTRIBUTES ?? '');
@@ -37,11 +54,14 @@ async function startSdk(env: Env): Promise<Sdk> {
   sdk.start();
   return {
     shutdown: async () => {
-      await sdk.shutdown();
-      // A later start in this process (a restart in tests) registers afresh.
-      trace.disable();
-      propagation.disable();
-      context.disable();
+      try {
+        await within(shutdownBudgetMs, sdk.shutdown(), 'the OpenTelemetry SDK shutdown');
+      } finally {
+        // A later start in this process (a restart in tests) registers afresh.
+        trace.disable();
+        propagation.disable();
+        context.disable();
+      }
     },
   };
 }
