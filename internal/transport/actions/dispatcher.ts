@@ -135,8 +135,9 @@ export class Dispatcher {
         const run = this.runOf(items, at, handler, sliceMaxWrites - sliceWrites);
         if (run.length > 1) {
           const tracing = this.deps.tracing;
-          const first = (run[0] as RunMessage).message;
-          const replies = await (tracing === undefined ? this.runBatch(run, handler, caller) : tracing.action(first, true, run.length, caller, () => this.runBatch(run, handler, caller)));
+          const replies = await (tracing === undefined
+            ? this.runBatch(run, handler, caller)
+            : tracing.action((run[0] as RunMessage).message, true, run.length, caller, () => this.runBatch(run, handler, caller)));
           begun.push(replies);
           unsettled.push(replies.replies);
           sliceWrites += run.length;
