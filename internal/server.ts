@@ -7,6 +7,8 @@ import type { Logger } from 'pino';
 import { readBuildInfo } from './build-info.js';
 import type { Config } from './config/config.js';
 import { createLogger } from './observability/logger.js';
+import { startTracing } from './observability/tracing/start-tracing.js';
+import type { Tracing } from './observability/tracing/tracing.js';
 import { SEMI_SPACE_MIB, SERVER_NODE_OPTIONS, semiSpaceOption } from './runtime/node-options.js';
 import { systemClock, type Clock } from './service/clock.js';
 import { HistoryRetention } from './service/history-retention.js';
@@ -48,6 +50,19 @@ export interface RunningServer {
 export interface StartOptions {
   clock?: Clock;
   logger?: Logger;
+  /**
+   * Tracing on the caller's tracer (the caller closes it), or null for none; absent: as the
+   * OTEL_* environment asks (observability/tracing/start-tracing.ts), closed with the server.
+   */
+  tracing?: Tracing | null;
+}
+
+/** The tracing a server runs with, and whether it started it (and so closes it). */
+async function tracingFor(options: StartOptions, logger: Logger): Promise<{ tracing: Tracing | null; owned: boolean }> {
+  if (options.tracing !== undefined) return { tracing: options.tracing, owned: false };
+  const { tracing, decision } = await startTracing(process.env);
+  if (tracing !== null) logger.info({ reason: decision.reason }, 'tracing on (OpenTelemetry)');
+  return { tracing, owned: true };
 }
 
 /** Warns when started without the Node options that keep garbage-collection pauses short. */
@@ -64,13 +79,19 @@ function warnAboutNodeOptions(logger: Logger): void {
 export async function start(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config.logLevel);
-  const store = await openServerStore(config, logger);
-  const bus = await openServerBus(config, logger).catch(async (err: unknown) => {
-    // A bus that cannot connect stops start-up: give the store back.
-    await store.close();
+  const { tracing, owned } = await tracingFor(options, logger);
+  const ownTracing = owned ? tracing : null;
+  const store = await openServerStore(config, logger, tracing).catch(async (err: unknown) => {
+    await ownTracing?.close();
     throw err;
   });
-  const services = buildServices(config, store, bus, clock, logger);
+  const bus = await openServerBus(config, logger, tracing).catch(async (err: unknown) => {
+    // A bus that cannot connect stops start-up: give the store back.
+    await store.close();
+    await ownTracing?.close();
+    throw err;
+  });
+  const services = buildServices(config, store, bus, clock, logger, tracing);
   const demoToken = config.demoRealm ? await services.realms.ensureDemo() : null;
   const build = readBuildInfo();
   const v1 = buildV1(config, services, build, logger);
@@ -81,6 +102,7 @@ export async function start(config: Config, options: StartOptions = {}): Promise
     services.control.close();
     await bus.close();
     await store.close();
+    await ownTracing?.close();
     throw err;
   }
   logger.info({ httpUrl: listeners.httpUrl, tcpPort: listeners.tcp.port, store: config.store.replace(/\/\/[^@]*@/, '//***@') }, 'locus listening');
@@ -99,6 +121,6 @@ export async function start(config: Config, options: StartOptions = {}): Promise
     presence: services.presence,
     demoToken,
     v1Stats: () => v1.gateway.stats(),
-    close: shutdownOf({ services, v1, listeners, retention, logger, shutdownTimeoutMs: config.shutdownTimeoutMs }),
+    close: shutdownOf({ services, v1, listeners, retention, logger, shutdownTimeoutMs: config.shutdownTimeoutMs, tracing: ownTracing }),
   };
 }

@@ -3,6 +3,7 @@
  * only appends to a queue; the queue is delivered on the next turn of the event loop,
  * in publish order, so a writer never waits for subscribers and its reply goes out first.
  */
+import type { BusTracing } from './bus-tracing.js';
 import type {
   BusHealth,
   BusSubscription,
@@ -27,12 +28,19 @@ const controlChannel = '\u0000control';
 
 export class LocalEventBus implements EventBus {
   private readonly handlers = new Map<string, Set<Handler>>();
-  private queue: { realm: string; message: ChannelMessage }[] = [];
+  /** `trace`: the trace context captured at publish (undefined while tracing is off). */
+  private queue: { realm: string; message: ChannelMessage; trace: unknown }[] = [];
   private scheduled: NodeJS.Immediate | null = null;
   private idle: (() => void) | null = null;
 
-  /** `onError` hears of a handler that threw; the other handlers still get the message. */
-  constructor(private readonly onError: (err: unknown) => void = () => undefined) {}
+  /**
+   * `onError` hears of a handler that threw; the other handlers still get the message.
+   * `tracing` (only when tracing is on) carries each message's trace context to its delivery.
+   */
+  constructor(
+    private readonly onError: (err: unknown) => void = () => undefined,
+    private readonly tracing?: BusTracing,
+  ) {}
 
   publish(realm: string, events: readonly LocusEvent[]): void {
     if (events.length > 0) this.enqueue(realm, { kind: 'events', events });
@@ -113,7 +121,7 @@ export class LocalEventBus implements EventBus {
   private enqueue(realm: string, message: ChannelMessage): void {
     // Nobody listens to this realm here: nothing to deliver (a NATS adapter would still publish).
     if (!this.handlers.has(realm)) return;
-    this.queue.push({ realm, message });
+    this.queue.push({ realm, message, trace: this.tracing?.capture() });
     this.scheduled ??= setImmediate(() => this.drain());
   }
 
@@ -121,21 +129,26 @@ export class LocalEventBus implements EventBus {
     const batch = this.queue;
     this.queue = [];
     this.scheduled = null;
-    for (const { realm, message } of batch) {
+    for (const { realm, message, trace } of batch) {
       const set = this.handlers.get(realm);
       if (set === undefined) continue;
-      for (const handler of [...set]) {
-        try {
-          handler(message);
-        } catch (err) {
-          this.onError(err);
-        }
-      }
+      if (this.tracing === undefined) this.handle(set, message);
+      else this.tracing.deliver(trace, message.kind, () => this.handle(set, message));
     }
     if (this.scheduled === null && this.idle !== null) {
       const resolve = this.idle;
       this.idle = null;
       resolve();
+    }
+  }
+
+  private handle(set: ReadonlySet<Handler>, message: ChannelMessage): void {
+    for (const handler of [...set]) {
+      try {
+        handler(message);
+      } catch (err) {
+        this.onError(err);
+      }
     }
   }
 }

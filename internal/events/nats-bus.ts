@@ -27,8 +27,13 @@
  * (`maxBufferedBytes`) and sent, in order, on reconnect; past the bound they are dropped,
  * counted and logged once per outage. Presence messages are never buffered (they are
  * state, resent every heartbeat). `health()` tells the outage (readiness detail).
+ *
+ * Tracing (only when `tracing` is given): a message sent carries the trace context of its
+ * publish in its headers (W3C `traceparent`), and a realm's or tenant's message received is
+ * delivered in the context it carries. Messages buffered through an outage lose it.
  */
-import { connect, Events, type ConnectionOptions, type Msg, type NatsConnection, type Subscription } from 'nats';
+import { connect, Events, headers, type ConnectionOptions, type Msg, type MsgHdrs, type NatsConnection, type PublishOptions, type Subscription } from 'nats';
+import type { BusTracing } from './bus-tracing.js';
 import { kindRuns } from './kind-runs.js';
 import { LocalEventBus } from './local-bus.js';
 import { OutageBuffer } from './outage-buffer.js';
@@ -70,6 +75,8 @@ export interface NatsBusOptions {
   maxReconnectDelayMs?: number;
   /** How long close() waits for the drain before it closes anyway (default 5 s). */
   drainTimeoutMs?: number;
+  /** Carries trace context in message headers; absent while tracing is off. */
+  tracing?: BusTracing;
 }
 
 const silentLog: BusLog = { info: () => undefined, warn: () => undefined };
@@ -140,7 +147,7 @@ export class NatsBus implements EventBus {
   ) {
     this.onError = options.onError ?? (() => undefined);
     this.log = options.log ?? silentLog;
-    this.local = new LocalEventBus(this.onError);
+    this.local = new LocalEventBus(this.onError, options.tracing);
     this.outage = new OutageBuffer(options.maxBufferedBytes ?? 16 * 1024 * 1024);
     nc.subscribe(`${controlPrefix}>`, { callback: (err, msg) => this.onControl(err, msg) });
     nc.subscribe(presenceSubject, { callback: (err, msg) => this.onPresence(err, msg) });
@@ -263,8 +270,9 @@ export class NatsBus implements EventBus {
           ? null
           : this.nc.subscribe(subject, {
               callback: (err, msg) => {
-                if (err === null) onMessage(msg);
-                else this.onError(err);
+                if (err !== null) this.onError(err);
+                else if (this.options.tracing === undefined || msg.headers === undefined) onMessage(msg);
+                else this.options.tracing.received((key) => msg.headers?.get(key) || undefined, () => onMessage(msg));
               },
             }),
       };
@@ -301,7 +309,7 @@ export class NatsBus implements EventBus {
   private send(subject: string, payload: string): void {
     if (this.connected) {
       try {
-        this.nc.publish(subject, payload);
+        this.nc.publish(subject, payload, this.options.tracing === undefined ? undefined : this.traceHeaders(this.options.tracing));
       } catch (err) {
         // Closed, or too big for the server: never the writer's problem.
         this.drop(err);
@@ -310,6 +318,13 @@ export class NatsBus implements EventBus {
     }
     if (subject === presenceSubject) return;
     if (!this.outage.add(subject, payload) && this.outage.droppedNow === 1) this.warnDropped(null);
+  }
+
+  /** The trace context of the publish under way as message headers; none outside a span. */
+  private traceHeaders(tracing: BusTracing): PublishOptions | undefined {
+    let carried: MsgHdrs | undefined;
+    tracing.inject((key, value) => (carried ??= headers()).set(key, value));
+    return carried === undefined ? undefined : { headers: carried };
   }
 
   private drop(err: unknown): void {

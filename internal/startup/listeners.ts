@@ -65,6 +65,7 @@ function httpServer(config: Config, s: Services, v1: V1, build: BuildInfo, logge
     openConnections: () => v1.gateway.stats().connections,
     corsOrigins: config.corsOrigins,
     routers: [v1HttpRouter({ access, dispatcher: v1.dispatcher, logger, maxBodyBytes, maxActions, authCookieName })],
+    ...(s.tracing === null ? {} : { traceRequests: s.tracing.restRequests }),
   });
   const http = createServer(
     {

@@ -10,6 +10,7 @@ import { RateLimiter } from '../auth/rate-limiter.js';
 import type { Config } from '../config/config.js';
 import type { EventBus } from '../events/port.js';
 import { GeofenceEngine } from '../geofence/geofence-engine.js';
+import type { Tracing } from '../observability/tracing/tracing.js';
 import { Access } from '../service/access.js';
 import { AreaService } from '../service/areas.js';
 import { ChangeStream } from '../service/changes.js';
@@ -38,9 +39,11 @@ export interface Services {
   readonly areas: AreaService;
   readonly subscriptions: Subscriptions;
   readonly live: LiveSubscriptions;
+  /** Null while tracing is off. */
+  readonly tracing: Tracing | null;
 }
 
-export function buildServices(config: Config, store: Store, bus: EventBus, clock: Clock, logger: Logger): Services {
+export function buildServices(config: Config, store: Store, bus: EventBus, clock: Clock, logger: Logger, tracing: Tracing | null = null): Services {
   const pubsub = new PubSub(bus);
   // Presence claims name realms as their tenant knows them: resolved within the principal's tenant.
   const presence: PresenceRegistry = new PresenceRegistry({
@@ -84,5 +87,6 @@ export function buildServices(config: Config, store: Store, bus: EventBus, clock
       { bus, objects: store.objects, areas: store.areas, presence, onError: (err) => logger.error({ err }, 'subscription update failed') },
       { maxVertices, maxConditions: maxFilterConditions },
     ),
+    tracing,
   };
 }

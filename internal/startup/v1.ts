@@ -32,6 +32,7 @@ export function buildV1(config: Config, s: Services, build: BuildInfo, logger: L
       build,
     }),
     onInternalError: (err) => logger.error({ err }, 'v1 action failed'),
+    ...(s.tracing === null ? {} : { tracing: s.tracing.actions }),
   });
   const gateway = new ActionGateway(
     {
@@ -51,6 +52,7 @@ export function buildV1(config: Config, s: Services, build: BuildInfo, logger: L
         pipelineChars: config.maxMessageBytes,
         maxActions: config.maxActions,
       },
+      ...(s.tracing === null ? {} : { tracing: s.tracing.pushes }),
     },
     config.maxConnections,
   );

@@ -15,6 +15,7 @@ import { quote } from '../../domain/ids.js';
 import type { Realm } from '../../domain/types.js';
 import { invalid, type LocusError, toLocusError } from '../../errors.js';
 import type { Access } from '../../service/access.js';
+import type { ActionTracing, Begun } from './action-tracing.js';
 import { errorReply, successReply, type Echo, type ParsedItem, type V1Reply } from './codec.js';
 import type { V1Answer, V1Batch, V1Caller, V1Handler, V1HandlerTable, V1Message } from './v1-handler.js';
 
@@ -31,6 +32,8 @@ export interface DispatcherDeps {
   handlers: V1HandlerTable;
   /** Hears of failures that are not the client's (answered as `internal`). */
   onInternalError: (err: unknown) => void;
+  /** A span per action (observability/tracing); absent while tracing is off. */
+  tracing?: ActionTracing;
 }
 
 function lookup(handlers: V1HandlerTable, typ: string, act: string): V1Handler | undefined {
@@ -46,12 +49,6 @@ export interface Started {
   /** The replies to send, in request order (none for a successful message without `cid`). */
   replies: Promise<V1Reply[]>;
 }
-
-/**
- * A message under way: its reply to come; or a run of messages (runBatch): their replies to
- * come, in order, as one promise. In an object: an async function would wait for it.
- */
-type Begun = { reply: Promise<V1Reply | null> } | { replies: Promise<(V1Reply | null)[]> };
 
 /** A message of a run (Dispatcher.runOf). */
 interface RunMessage {
@@ -137,7 +134,10 @@ export class Dispatcher {
         // A run of writes that can go to the store together (V1Handler.batch).
         const run = this.runOf(items, at, handler, sliceMaxWrites - sliceWrites);
         if (run.length > 1) {
-          const replies = await this.runBatch(run, handler, caller);
+          const tracing = this.deps.tracing;
+          const replies = await (tracing === undefined
+            ? this.runBatch(run, handler, caller)
+            : tracing.action((run[0] as RunMessage).message, true, run.length, caller, () => this.runBatch(run, handler, caller)));
           begun.push(replies);
           unsettled.push(replies.replies);
           sliceWrites += run.length;
@@ -271,8 +271,14 @@ export class Dispatcher {
     return given;
   }
 
-  /** Resolves once the message has begun (its realm entered, its handler called). */
-  private async run(message: V1Message, echo: Echo, handler: V1Handler | undefined, caller: V1Caller): Promise<{ reply: Promise<V1Reply | null> }> {
+  /** Resolves once the message has begun (its realm entered, its handler called); in a span while tracing is on. */
+  private run(message: V1Message, echo: Echo, handler: V1Handler | undefined, caller: V1Caller): Promise<{ reply: Promise<V1Reply | null> }> {
+    const tracing = this.deps.tracing;
+    if (tracing === undefined) return this.runMessage(message, echo, handler, caller);
+    return tracing.action(message, handler !== undefined, 1, caller, () => this.runMessage(message, echo, handler, caller));
+  }
+
+  private async runMessage(message: V1Message, echo: Echo, handler: V1Handler | undefined, caller: V1Caller): Promise<{ reply: Promise<V1Reply | null> }> {
     try {
       if (handler === undefined) {
         // An unknown action costs its caller as much as a known one.

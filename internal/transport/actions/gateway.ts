@@ -68,11 +68,16 @@ export class ActionGateway {
     }
     const connection: Connection = { ...info, opened: Date.now() };
     logger.info(info, 'connection opened');
-    const session = new Session(this.deps, recordingWire(wire, connection), (closed) => {
-      if (this.sessions.delete(closed)) this.droppedByClosed += closed.dropped;
-      const { opened, ...fields } = connection;
-      logger.info({ ...fields, durationMs: Date.now() - opened, closedBy: fields.closeCode === undefined ? 'peer' : 'server' }, 'connection closed');
-    });
+    const session = new Session(
+      this.deps,
+      recordingWire(wire, connection),
+      (closed) => {
+        if (this.sessions.delete(closed)) this.droppedByClosed += closed.dropped;
+        const { opened, ...fields } = connection;
+        logger.info({ ...fields, durationMs: Date.now() - opened, closedBy: fields.closeCode === undefined ? 'peer' : 'server' }, 'connection closed');
+      },
+      info.transport,
+    );
     this.sessions.add(session);
     return session;
   }

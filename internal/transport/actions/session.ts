@@ -32,6 +32,7 @@ import {
   encodeReplies,
   parseFrame,
 } from './codec.js';
+import type { PushOutcome, PushTracing } from './action-tracing.js';
 import type { Dispatcher } from './dispatcher.js';
 import type { V1Connection } from './v1-handler.js';
 import { splitRealmKey } from '../../domain/realm-key.js';
@@ -79,6 +80,8 @@ export interface SessionDeps {
   logger: Logger;
   /** Hears of each signed-in connection: presence claims of data providers (JWT `dpv`, compat 6). */
   presence?: { connectionOpened(connection: V1Connection): void };
+  /** A span per push to the subscriber (observability/tracing); absent while tracing is off. */
+  tracing?: PushTracing;
 }
 
 type Inbound =
@@ -152,6 +155,7 @@ export class Session implements EventSink, V1Connection {
     private readonly deps: SessionDeps,
     private readonly wire: Wire,
     private readonly onClosed: (session: Session) => void,
+    readonly transport: 'websocket' | 'tcp' = 'websocket',
   ) {
     this.done = new Promise((resolve) => {
       this.markDone = resolve;
@@ -177,9 +181,12 @@ export class Session implements EventSink, V1Connection {
    */
   push(messages: readonly object[]): void {
     if (this.state !== 'open' || messages.length === 0) return;
+    const traced = this.deps.tracing?.push(this.transport, messages.length);
     const text = encodePush(messages);
-    if (this.repliedSeq === this.startedSeq) this.writePush(text, messages.length);
+    let outcome: PushOutcome = 'held';
+    if (this.repliedSeq === this.startedSeq) outcome = this.writePush(text, messages.length);
     else this.held.push({ seq: this.startedSeq, push: text, count: messages.length });
+    traced?.(outcome);
   }
 
   onClose(listener: () => void): void {
@@ -254,8 +261,11 @@ export class Session implements EventSink, V1Connection {
 
   deliver(_realm: string, events: readonly LocusEvent[]): void {
     if (this.state !== 'open') return;
-    if (this.repliedSeq === this.startedSeq) this.writeEvents(events);
+    const traced = this.deps.tracing?.push(this.transport, events.length);
+    let outcome: PushOutcome = 'held';
+    if (this.repliedSeq === this.startedSeq) outcome = this.writeEvents(events);
     else this.held.push({ seq: this.startedSeq, events });
+    traced?.(outcome);
   }
 
   realmDeleted(realm: string, ids: readonly string[]): void {
@@ -481,25 +491,27 @@ export class Session implements EventSink, V1Connection {
     else if (reply.text !== null) this.wire.send(reply.text);
   }
 
-  private writeEvents(events: readonly LocusEvent[]): void {
+  private writeEvents(events: readonly LocusEvent[]): PushOutcome {
     const limit = this.deps.limits.sendBufferBytes;
     if (this.wire.bufferedBytes() > limit) {
       this.drop(events.length);
-      return;
+      return 'dropped';
     }
     this.overSince = null;
     this.noticeDrops();
     for (const text of encodeEventMessages(events)) this.wire.send(text);
+    return 'written';
   }
 
-  private writePush(text: string, count: number): void {
+  private writePush(text: string, count: number): PushOutcome {
     if (this.wire.bufferedBytes() > this.deps.limits.sendBufferBytes) {
       this.drop(count);
-      return;
+      return 'dropped';
     }
     this.overSince = null;
     this.noticeDrops();
     this.wire.send(text);
+    return 'written';
   }
 
   private drop(count: number): void {

@@ -38,6 +38,8 @@ export interface V1Connection {
   readonly id: string;
   /** The principal the connection signed in with. */
   readonly principal: Principal;
+  /** What carries it (for traces); absent: a WebSocket. */
+  readonly transport?: 'websocket' | 'tcp';
   /**
    * Queues messages (each one element of a frame: `{typ:"sub",id,uty,obj}`, a pub/sub
    * delivery, …) to be written in one frame after every reply already due, never in the

@@ -53,6 +53,8 @@ export interface RestDeps {
   openConnections: () => number;
   /** More routes, mounted before the 404 handler (`POST /v1/http`). */
   routers?: Router[];
+  /** A span per request (observability/tracing); absent while tracing is off. */
+  traceRequests?: RequestHandler;
 }
 
 const success = { result: 'success' } as const;
@@ -256,6 +258,7 @@ export function createRestApp(deps: RestDeps): express.Express {
   app.disable('etag');
   app.set('case sensitive routing', true);
   app.set('strict routing', false);
+  if (deps.traceRequests !== undefined) app.use(deps.traceRequests);
   app.use(accessLog(deps.logger));
   const startedAt = performance.now();
   if (deps.corsOrigins.length > 0) app.use(cors(deps.corsOrigins, { credentials: deps.authCookieName !== null }));
