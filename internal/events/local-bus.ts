@@ -25,17 +25,35 @@ type Handler = (message: ChannelMessage) => void;
 const tenantChannel = (tenant: string): string => `\u0000tenant:${tenant}`;
 const controlChannel = '\u0000control';
 
+/** Milliseconds since the epoch, below a millisecond: comparable between the processes of one host. */
+export function epochMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
 export class LocalEventBus implements EventBus {
   private readonly handlers = new Map<string, Set<Handler>>();
-  private queue: { realm: string; message: ChannelMessage }[] = [];
+  /** `at`: when a realm's events were published (epochMs()), while delivery is timed; else 0. */
+  private queue: { realm: string; message: ChannelMessage; at: number }[] = [];
   private scheduled: NodeJS.Immediate | null = null;
   private idle: (() => void) | null = null;
 
-  /** `onError` hears of a handler that threw; the other handlers still get the message. */
-  constructor(private readonly onError: (err: unknown) => void = () => undefined) {}
+  /**
+   * `onError` hears of a handler that threw; the other handlers still get the message.
+   * `onDelivered` (metrics), when given, hears of each realm's events delivered here: the
+   * seconds since they were published.
+   */
+  constructor(
+    private readonly onError: (err: unknown) => void = () => undefined,
+    private readonly onDelivered: ((lagSeconds: number) => void) | null = null,
+  ) {}
 
   publish(realm: string, events: readonly LocusEvent[]): void {
-    if (events.length > 0) this.enqueue(realm, { kind: 'events', events });
+    if (events.length > 0) this.enqueue(realm, { kind: 'events', events }, this.onDelivered === null ? 0 : epochMs());
+  }
+
+  /** Events published elsewhere at `publishedAt` (epochMs(); 0: unknown), delivered here (the NATS bus). */
+  deliver(realm: string, events: readonly LocusEvent[], publishedAt: number): void {
+    if (events.length > 0) this.enqueue(realm, { kind: 'events', events }, publishedAt);
   }
 
   publishRealmDeleted(realm: string): void {
@@ -110,10 +128,10 @@ export class LocalEventBus implements EventBus {
     });
   }
 
-  private enqueue(realm: string, message: ChannelMessage): void {
+  private enqueue(realm: string, message: ChannelMessage, at = 0): void {
     // Nobody listens to this realm here: nothing to deliver (a NATS adapter would still publish).
     if (!this.handlers.has(realm)) return;
-    this.queue.push({ realm, message });
+    this.queue.push({ realm, message, at });
     this.scheduled ??= setImmediate(() => this.drain());
   }
 
@@ -121,9 +139,10 @@ export class LocalEventBus implements EventBus {
     const batch = this.queue;
     this.queue = [];
     this.scheduled = null;
-    for (const { realm, message } of batch) {
+    for (const { realm, message, at } of batch) {
       const set = this.handlers.get(realm);
       if (set === undefined) continue;
+      if (at > 0 && this.onDelivered !== null) this.onDelivered(Math.max(0, epochMs() - at) / 1000);
       for (const handler of [...set]) {
         try {
           handler(message);

@@ -28,9 +28,9 @@
  * counted and logged once per outage. Presence messages are never buffered (they are
  * state, resent every heartbeat). `health()` tells the outage (readiness detail).
  */
-import { connect, Events, type ConnectionOptions, type Msg, type NatsConnection, type Subscription } from 'nats';
+import { connect, Events, headers, type ConnectionOptions, type MsgHdrs, type Msg, type NatsConnection, type Subscription } from 'nats';
 import { kindRuns } from './kind-runs.js';
-import { LocalEventBus } from './local-bus.js';
+import { epochMs, LocalEventBus } from './local-bus.js';
 import { OutageBuffer } from './outage-buffer.js';
 import {
   realmToken,
@@ -70,7 +70,15 @@ export interface NatsBusOptions {
   maxReconnectDelayMs?: number;
   /** How long close() waits for the drain before it closes anyway (default 5 s). */
   drainTimeoutMs?: number;
+  /**
+   * Metrics: hears of each realm's events delivered here, with the seconds since they were
+   * published (on any process). When given, event messages carry their publish time in the
+   * header `Locus-Published-At` (milliseconds since the epoch).
+   */
+  onDelivered?: (lagSeconds: number) => void;
 }
+
+const publishedAtHeader = 'Locus-Published-At';
 
 const silentLog: BusLog = { info: () => undefined, warn: () => undefined };
 
@@ -140,7 +148,7 @@ export class NatsBus implements EventBus {
   ) {
     this.onError = options.onError ?? (() => undefined);
     this.log = options.log ?? silentLog;
-    this.local = new LocalEventBus(this.onError);
+    this.local = new LocalEventBus(this.onError, options.onDelivered ?? null);
     this.outage = new OutageBuffer(options.maxBufferedBytes ?? 16 * 1024 * 1024);
     nc.subscribe(`${controlPrefix}>`, { callback: (err, msg) => this.onControl(err, msg) });
     nc.subscribe(presenceSubject, { callback: (err, msg) => this.onPresence(err, msg) });
@@ -208,9 +216,10 @@ export class NatsBus implements EventBus {
   }
 
   health(): BusHealth {
-    if (this.connected) return { ok: true, detail: `nats connected to ${this.nc.getServer()}` };
+    const dropped = this.outage.droppedTotal;
+    if (this.connected) return { ok: true, detail: `nats connected to ${this.nc.getServer()}`, dropped };
     const since = this.downSince === null ? '' : ` since ${this.downSince.toISOString()}`;
-    return { ok: false, detail: `nats disconnected${since}, reconnecting; ${this.outage.droppedNow} messages dropped in this outage` };
+    return { ok: false, detail: `nats disconnected${since}, reconnecting; ${this.outage.droppedNow} messages dropped in this outage`, dropped };
   }
 
   /** Sends what is buffered and delivers what is queued, then closes the connection. */
@@ -295,13 +304,13 @@ export class NatsBus implements EventBus {
       this.sendEvents(subject, events.slice(half));
       return;
     }
-    this.send(subject, payload);
+    this.send(subject, payload, this.options.onDelivered === undefined ? undefined : publishedAt());
   }
 
-  private send(subject: string, payload: string): void {
+  private send(subject: string, payload: string, hdrs?: MsgHdrs): void {
     if (this.connected) {
       try {
-        this.nc.publish(subject, payload);
+        this.nc.publish(subject, payload, hdrs === undefined ? undefined : { headers: hdrs });
       } catch (err) {
         // Closed, or too big for the server: never the writer's problem.
         this.drop(err);
@@ -360,7 +369,7 @@ export class NatsBus implements EventBus {
     if (parts.length !== 4) return;
     if (parts[2] === 'evt') {
       const events = this.parse<LocusEvent[]>(msg);
-      if (Array.isArray(events) && events.length > 0) this.local.publish(realm, events);
+      if (Array.isArray(events) && events.length > 0) this.local.deliver(realm, events, Number(msg.headers?.get(publishedAtHeader) ?? 0) || 0);
     } else if (parts[2] === 'sys' && parts[3] === 'deleted') {
       this.local.publishRealmDeleted(realm);
     }
@@ -389,4 +398,11 @@ export class NatsBus implements EventBus {
       }
     }
   }
+}
+
+/** The header of an event message that names its publish time. */
+function publishedAt(): MsgHdrs {
+  const h = headers();
+  h.set(publishedAtHeader, String(epochMs()));
+  return h;
 }

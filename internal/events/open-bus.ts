@@ -17,6 +17,8 @@ export interface OpenBusOptions {
   log?: BusLog;
   /** The connection name a NATS server shows. */
   name?: string;
+  /** Metrics: each realm's events delivered here, with the seconds since they were published. */
+  onDelivered?: (lagSeconds: number) => void;
 }
 
 interface BusScheme {
@@ -53,7 +55,7 @@ const schemes: BusScheme[] = [
   {
     example: 'local',
     check: (url) => (url === 'local' ? null : undefined),
-    open: (_url, options) => Promise.resolve(new LocalEventBus(options.onError)),
+    open: (_url, options) => Promise.resolve(new LocalEventBus(options.onError, options.onDelivered ?? null)),
   },
   {
     example: 'nats://host:4222[,nats://host2:4222] (or tls://host:4222)',
@@ -82,6 +84,7 @@ const schemes: BusScheme[] = [
         ...(options.name === undefined ? {} : { name: options.name }),
         ...(options.onError === undefined ? {} : { onError: options.onError }),
         ...(options.log === undefined ? {} : { log: options.log }),
+        ...(options.onDelivered === undefined ? {} : { onDelivered: options.onDelivered }),
       });
     },
   },

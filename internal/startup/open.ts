@@ -23,7 +23,7 @@ export function openServerStore(config: Config, logger: Logger): Promise<Store> 
   });
 }
 
-/** The event bus LOCUS_BUS names (events/open-bus.ts: `local`, `nats://…`). */
-export function openServerBus(config: Config, logger: Logger): Promise<EventBus> {
-  return openBus(config.bus, { onError: (err) => logger.error({ err }, 'event delivery failed'), log: logger });
+/** The event bus LOCUS_BUS names (events/open-bus.ts: `local`, `nats://…`); `onDelivered`: the metrics' delivery lag. */
+export function openServerBus(config: Config, logger: Logger, onDelivered?: (lagSeconds: number) => void): Promise<EventBus> {
+  return openBus(config.bus, { onError: (err) => logger.error({ err }, 'event delivery failed'), log: logger, ...(onDelivered === undefined ? {} : { onDelivered }) });
 }

@@ -12,7 +12,7 @@ import type { EventBus } from '../events/port.js';
 import { GeofenceEngine } from '../geofence/geofence-engine.js';
 import { Access } from '../service/access.js';
 import { AreaService } from '../service/areas.js';
-import { ChangeStream } from '../service/changes.js';
+import { ChangeStream, type ChangeListener } from '../service/changes.js';
 import type { Clock } from '../service/clock.js';
 import { ControlChannel } from '../service/control.js';
 import { LiveSubscriptions } from '../service/live/live-subscriptions.js';
@@ -40,7 +40,7 @@ export interface Services {
   readonly live: LiveSubscriptions;
 }
 
-export function buildServices(config: Config, store: Store, bus: EventBus, clock: Clock, logger: Logger): Services {
+export function buildServices(config: Config, store: Store, bus: EventBus, clock: Clock, logger: Logger, metrics?: ChangeListener): Services {
   const pubsub = new PubSub(bus);
   // Presence claims name realms as their tenant knows them: resolved within the principal's tenant.
   const presence: PresenceRegistry = new PresenceRegistry({
@@ -57,6 +57,7 @@ export function buildServices(config: Config, store: Store, bus: EventBus, clock
   const changes = new ChangeStream((err) => logger.error({ err }, 'a change listener failed'));
   const geofence = new GeofenceEngine(store.areas, bus, (err, realm) => logger.error({ err, realm }, 'loading areas for geofences failed'), presence);
   changes.add(geofence);
+  if (metrics !== undefined) changes.add(metrics);
   // Caches are told of changes (by any process) through control messages on the bus.
   const control = new ControlChannel(bus, (err) => logger.error({ err }, 'a cache failed to drop an entry'));
   const realms = new RealmService(store, clock, changes, bus, control);

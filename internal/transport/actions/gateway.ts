@@ -39,6 +39,7 @@ function recordingWire(wire: Wire, connection: Connection): Wire {
     pause: () => wire.pause(),
     resume: () => wire.resume(),
     remoteAddress: wire.remoteAddress,
+    transport: connection.transport === 'websocket' ? 'ws' : 'tcp',
   };
 }
 
@@ -68,8 +69,13 @@ export class ActionGateway {
     }
     const connection: Connection = { ...info, opened: Date.now() };
     logger.info(info, 'connection opened');
-    const session = new Session(this.deps, recordingWire(wire, connection), (closed) => {
-      if (this.sessions.delete(closed)) this.droppedByClosed += closed.dropped;
+    const recording = recordingWire(wire, connection);
+    this.deps.observer?.connectionOpened(recording.transport ?? 'tcp');
+    const session = new Session(this.deps, recording, (closed) => {
+      if (this.sessions.delete(closed)) {
+        this.droppedByClosed += closed.dropped;
+        this.deps.observer?.connectionClosed(recording.transport ?? 'tcp');
+      }
       const { opened, ...fields } = connection;
       logger.info({ ...fields, durationMs: Date.now() - opened, closedBy: fields.closeCode === undefined ? 'peer' : 'server' }, 'connection closed');
     });
