@@ -71,7 +71,7 @@ describe('realm labels', () => {
     const counter = new LeanCounter('locus_locations_ingested_total', 'h', ['realm']);
     const listener = new ChangeMetrics(counter, new RealmLabels(1));
     const change = (fixes: number): ObjectChange =>
-      ({ realm: 'r', id: 'x', old: null, new: null, history: new Array(fixes).fill({ longitude: 0, latitude: 0, time: 't' }), time: 't' }) as unknown as ObjectChange;
+      ({ realm: 'r', id: 'x', old: null, new: null, history: new Array(fixes).fill({ longitude: 0, latitude: 0, time: 't' }), time: 't' });
     listener.objectsChanged('r1', [change(2), change(0), change(1)]);
     listener.objectsChanged('r2', [change(4)]);
     assert.equal(counter.cell('r1').value, 3);
@@ -92,7 +92,7 @@ describe('the metered store (real SQLite store)', () => {
       const realms = await inner.realms.list();
       assert.deepEqual(await store.realms.list(), realms);
       assert.equal(await store.objects.get('r', 'missing'), null);
-      await assert.rejects(store.areas.update('nope', 'nope', {} as never));
+      await assert.rejects(store.areas.update('nope', 'nope', {}));
       await store.ping();
       assert.equal(histogram.cell('realms.list', 'ok').count, 1);
       assert.equal(histogram.cell('objects.get', 'ok').count, 1);
