@@ -94,7 +94,7 @@ export async function start(config: Config, options: StartOptions = {}): Promise
   logger.info({ httpUrl: listeners.httpUrl, tcpPort: listeners.tcp.port, store: config.store.replace(/\/\/[^@]*@/, '//***@') }, 'locus listening');
   warnAboutNodeOptions(logger);
   // Deletes fixes older than each realm's historyRetentionDays: now, then hourly.
-  const retention = new HistoryRetention(store, clock, { logger });
+  const retention = new HistoryRetention(services.store, clock, { logger });
   retention.start();
   return {
     httpUrl: listeners.httpUrl,
