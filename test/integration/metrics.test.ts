@@ -267,3 +267,39 @@ describe('metrics: a rate-limited client', () => {
     assert.equal(status, 0);
   });
 });
+
+describe('metrics: a subscriber that does not read', () => {
+  it('counts the events dropped for it, by transport, as the gateway does; deliveries to subscribers are timed', async () => {
+    const h = await startHarness({ sendBufferBytes: 64 * 1024, slowConsumerMs: 60_000 });
+    try {
+      const tokens = await makeRealm(h.url, 'flow');
+      const slow = await connectTcp(h.server.tcpPort, tokens.read);
+      assert.equal((await slow.one({ typ: 'sub', act: 'sub', dat: {} })).res, 'suc');
+      const s0 = await scrape(h.url);
+      slow.socket.pause();
+      const writer = await connectWs(h.url, tokens.write);
+      const label = 'x'.repeat(1000);
+      for (let batch = 0; batch < 40 && h.server.v1Stats().droppedEvents === 0; batch++) {
+        const objects = Array.from({ length: 250 }, (_, i) => ({ id: `o${i}`, label, location: { longitude: batch * 0.01, latitude: i * 0.001 } }));
+        const [reply] = await writer.request([{ typ: 'obj', act: 'blk', cid: batch, dat: { objects } }], 10_000);
+        assert.equal(reply.res, 'suc', JSON.stringify(reply));
+      }
+      // The events of the last batch are still being delivered after its reply: wait until no more are dropped.
+      let dropped = -1;
+      while (dropped !== h.server.v1Stats().droppedEvents) {
+        dropped = h.server.v1Stats().droppedEvents;
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+      assert.ok(dropped > 0, 'the server dropped events for the subscriber that does not read');
+      const s1 = await scrape(h.url);
+      assert.equal(h.server.v1Stats().droppedEvents, dropped);
+      assert.equal(delta(s0, s1, 'locus_subscriber_messages_dropped_total', { transport: 'tcp' }), dropped);
+      assert.equal(delta(s0, s1, 'locus_subscriber_messages_dropped_total', { transport: 'ws' }), 0);
+      assert.ok(delta(s0, s1, 'locus_bus_delivery_lag_seconds_count') >= 1, 'the realm has a subscriber: its deliveries are timed');
+      slow.socket.resume();
+      await Promise.all([slow.close(), writer.close()]);
+    } finally {
+      await h.stop();
+    }
+  });
+});
