@@ -50,7 +50,15 @@ export class RestMetrics {
   private readonly rows = new Map<string, RouteRow>();
   private readonly v1Paths: ReadonlySet<string> = new Set(v1HttpPaths);
 
-  constructor(private readonly series: RestSeries) {}
+  /** The `finish` listener of every response (`this` is the response): one function for all, no closure per request. */
+  private readonly finished: (this: Response) => void;
+
+  constructor(private readonly series: RestSeries) {
+    const record = (res: Response): void => this.record(res);
+    this.finished = function (this: Response): void {
+      record(this);
+    };
+  }
 
   /** Install once, first in the chain (before the routers and the error handler). */
   readonly middleware: RequestHandler = (_req, res, next) => {
@@ -58,12 +66,6 @@ export class RestMetrics {
     res.once('finish', this.finished);
     next();
   };
-
-  /** The `finish` listener of every response (`this` is the response: one function for all). */
-  private readonly finished = ((metrics: RestMetrics) =>
-    function (this: Response): void {
-      metrics.record(this);
-    })(this);
 
   private record(res: Response): void {
     const req = res.req;
