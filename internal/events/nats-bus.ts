@@ -35,7 +35,7 @@
 import { connect, Events, headers, type ConnectionOptions, type Msg, type MsgHdrs, type NatsConnection, type PublishOptions, type Subscription } from 'nats';
 import type { BusTracing } from './bus-tracing.js';
 import { kindRuns } from './kind-runs.js';
-import { LocalEventBus } from './local-bus.js';
+import { epochMs, LocalEventBus } from './local-bus.js';
 import { OutageBuffer } from './outage-buffer.js';
 import {
   realmToken,
@@ -77,7 +77,15 @@ export interface NatsBusOptions {
   drainTimeoutMs?: number;
   /** Carries trace context in message headers; absent while tracing is off. */
   tracing?: BusTracing;
+  /**
+   * Metrics: hears of each realm's events delivered here, with the seconds since they were
+   * published (on any process). When given, event messages carry their publish time in the
+   * header `Locus-Published-At` (milliseconds since the epoch).
+   */
+  onDelivered?: (lagSeconds: number) => void;
 }
+
+const publishedAtHeader = 'Locus-Published-At';
 
 const silentLog: BusLog = { info: () => undefined, warn: () => undefined };
 
@@ -147,7 +155,10 @@ export class NatsBus implements EventBus {
   ) {
     this.onError = options.onError ?? (() => undefined);
     this.log = options.log ?? silentLog;
-    this.local = new LocalEventBus(this.onError, options.tracing);
+    this.local = new LocalEventBus(this.onError, {
+      ...(options.tracing === undefined ? {} : { tracing: options.tracing }),
+      ...(options.onDelivered === undefined ? {} : { onDelivered: options.onDelivered }),
+    });
     this.outage = new OutageBuffer(options.maxBufferedBytes ?? 16 * 1024 * 1024);
     nc.subscribe(`${controlPrefix}>`, { callback: (err, msg) => this.onControl(err, msg) });
     nc.subscribe(presenceSubject, { callback: (err, msg) => this.onPresence(err, msg) });
@@ -215,9 +226,10 @@ export class NatsBus implements EventBus {
   }
 
   health(): BusHealth {
-    if (this.connected) return { ok: true, detail: `nats connected to ${this.nc.getServer()}` };
+    const dropped = this.outage.droppedTotal;
+    if (this.connected) return { ok: true, detail: `nats connected to ${this.nc.getServer()}`, dropped };
     const since = this.downSince === null ? '' : ` since ${this.downSince.toISOString()}`;
-    return { ok: false, detail: `nats disconnected${since}, reconnecting; ${this.outage.droppedNow} messages dropped in this outage` };
+    return { ok: false, detail: `nats disconnected${since}, reconnecting; ${this.outage.droppedNow} messages dropped in this outage`, dropped };
   }
 
   /** Sends what is buffered and delivers what is queued, then closes the connection. */
@@ -303,13 +315,13 @@ export class NatsBus implements EventBus {
       this.sendEvents(subject, events.slice(half));
       return;
     }
-    this.send(subject, payload);
+    this.send(subject, payload, this.options.onDelivered === undefined ? undefined : publishedAt());
   }
 
-  private send(subject: string, payload: string): void {
+  private send(subject: string, payload: string, hdrs?: MsgHdrs): void {
     if (this.connected) {
       try {
-        this.nc.publish(subject, payload, this.options.tracing === undefined ? undefined : this.traceHeaders(this.options.tracing));
+        this.nc.publish(subject, payload, this.publishOptions(hdrs));
       } catch (err) {
         // Closed, or too big for the server: never the writer's problem.
         this.drop(err);
@@ -321,9 +333,10 @@ export class NatsBus implements EventBus {
   }
 
   /** The trace context of the publish under way as message headers; none outside a span. */
-  private traceHeaders(tracing: BusTracing): PublishOptions | undefined {
-    let carried: MsgHdrs | undefined;
-    tracing.inject((key, value) => (carried ??= headers()).set(key, value));
+  /** The headers of a message sent: `hdrs` (metrics' publish time), plus the trace context while tracing is on. */
+  private publishOptions(hdrs: MsgHdrs | undefined): PublishOptions | undefined {
+    let carried = hdrs;
+    this.options.tracing?.inject((key, value) => (carried ??= headers()).set(key, value));
     return carried === undefined ? undefined : { headers: carried };
   }
 
@@ -375,7 +388,7 @@ export class NatsBus implements EventBus {
     if (parts.length !== 4) return;
     if (parts[2] === 'evt') {
       const events = this.parse<LocusEvent[]>(msg);
-      if (Array.isArray(events) && events.length > 0) this.local.publish(realm, events);
+      if (Array.isArray(events) && events.length > 0) this.local.deliver(realm, events, Number(msg.headers?.get(publishedAtHeader) ?? 0) || 0);
     } else if (parts[2] === 'sys' && parts[3] === 'deleted') {
       this.local.publishRealmDeleted(realm);
     }
@@ -404,4 +417,11 @@ export class NatsBus implements EventBus {
       }
     }
   }
+}
+
+/** The header of an event message that names its publish time. */
+function publishedAt(): MsgHdrs {
+  const h = headers();
+  h.set(publishedAtHeader, String(epochMs()));
+  return h;
 }

@@ -20,6 +20,8 @@ export interface OpenBusOptions {
   name?: string;
   /** Carries trace context from publish to delivery; absent while tracing is off. */
   tracing?: BusTracing;
+  /** Metrics: each realm's events delivered here, with the seconds since they were published. */
+  onDelivered?: (lagSeconds: number) => void;
 }
 
 interface BusScheme {
@@ -56,7 +58,13 @@ const schemes: BusScheme[] = [
   {
     example: 'local',
     check: (url) => (url === 'local' ? null : undefined),
-    open: (_url, options) => Promise.resolve(new LocalEventBus(options.onError, options.tracing)),
+    open: (_url, options) =>
+      Promise.resolve(
+        new LocalEventBus(options.onError, {
+          ...(options.tracing === undefined ? {} : { tracing: options.tracing }),
+          ...(options.onDelivered === undefined ? {} : { onDelivered: options.onDelivered }),
+        }),
+      ),
   },
   {
     example: 'nats://host:4222[,nats://host2:4222] (or tls://host:4222)',
@@ -86,6 +94,7 @@ const schemes: BusScheme[] = [
         ...(options.onError === undefined ? {} : { onError: options.onError }),
         ...(options.log === undefined ? {} : { log: options.log }),
         ...(options.tracing === undefined ? {} : { tracing: options.tracing }),
+        ...(options.onDelivered === undefined ? {} : { onDelivered: options.onDelivered }),
       });
     },
   },

@@ -25,8 +25,16 @@ export async function openServerStore(config: Config, logger: Logger, tracing: T
   return tracing === null ? store : tracing.store(store);
 }
 
-/** The event bus LOCUS_BUS names (events/open-bus.ts: `local`, `nats://…`); traced when tracing is on. */
-export async function openServerBus(config: Config, logger: Logger, tracing: Tracing | null = null): Promise<EventBus> {
-  const bus = await openBus(config.bus, { onError: (err) => logger.error({ err }, 'event delivery failed'), log: logger, ...(tracing === null ? {} : { tracing: tracing.bus }) });
+/**
+ * The event bus LOCUS_BUS names (events/open-bus.ts: `local`, `nats://…`); traced when tracing is
+ * on; `onDelivered`: the metrics' delivery lag.
+ */
+export async function openServerBus(config: Config, logger: Logger, tracing: Tracing | null = null, onDelivered?: (lagSeconds: number) => void): Promise<EventBus> {
+  const bus = await openBus(config.bus, {
+    onError: (err) => logger.error({ err }, 'event delivery failed'),
+    log: logger,
+    ...(tracing === null ? {} : { tracing: tracing.bus }),
+    ...(onDelivered === undefined ? {} : { onDelivered }),
+  });
   return tracing === null ? bus : tracing.eventBus(bus);
 }

@@ -8,6 +8,7 @@
 import { context, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
 import type { ActionTracing, Begun, PushTracing } from '../../transport/actions/action-tracing.js';
 import type { V1Reply } from '../../transport/actions/codec.js';
+import type { SocketTransport } from '../../transport/actions/v1-observer.js';
 
 /** The result of the replies: `locus.v1.result` (`suc`/`err`), and the error code or the count of failures. */
 function settle(span: Span, replies: readonly (V1Reply | null)[]): void {
@@ -28,10 +29,14 @@ function repliesOf(begun: Begun): Promise<(V1Reply | null)[]> {
   return 'reply' in begun ? begun.reply.then((reply) => [reply]) : begun.replies;
 }
 
+/** The transport as spans name it: `websocket`, `tcp` or `http`. */
+const transportName = (transport: SocketTransport | undefined): 'websocket' | 'tcp' | 'http' =>
+  transport === undefined ? 'http' : transport === 'ws' ? 'websocket' : transport;
+
 export function actionSpans(tracer: Tracer): ActionTracing {
   return {
     action(message, known, count, caller, begin) {
-      const transport = caller.connection?.transport ?? 'http';
+      const transport = transportName(caller.connection?.transport);
       const attributes: Attributes = { 'locus.transport': transport };
       if (known) {
         attributes['locus.v1.typ'] = message.typ;
@@ -60,7 +65,8 @@ export function actionSpans(tracer: Tracer): ActionTracing {
 
 export function pushSpans(tracer: Tracer): PushTracing {
   return {
-    push(transport, count) {
+    push(socket, count) {
+      const transport = transportName(socket);
       const span = tracer.startSpan(`${transport} push`, { attributes: { 'locus.transport': transport, 'locus.push.messages': count } });
       return (outcome) => {
         span.setAttribute('locus.push.outcome', outcome);

@@ -2,6 +2,7 @@
  * What the v1 dispatcher and sessions tell tracing (observability/tracing implements it):
  * given only when tracing is on, so that with tracing off they only check that it is absent.
  */
+import type { SocketTransport } from './v1-observer.js';
 import type { V1Reply } from './codec.js';
 import type { V1Caller, V1Message } from './v1-handler.js';
 
@@ -25,5 +26,5 @@ export type PushOutcome = 'written' | 'held' | 'dropped';
 
 export interface PushTracing {
   /** Starts a span for a push of `count` messages to a subscriber; the function returned ends it. */
-  push(transport: 'websocket' | 'tcp', count: number): (outcome: PushOutcome) => void;
+  push(transport: SocketTransport | undefined, count: number): (outcome: PushOutcome) => void;
 }

@@ -35,6 +35,7 @@ import {
 import type { PushOutcome, PushTracing } from './action-tracing.js';
 import type { Dispatcher } from './dispatcher.js';
 import type { V1Connection } from './v1-handler.js';
+import type { SocketTransport, V1Observer } from './v1-observer.js';
 import { splitRealmKey } from '../../domain/realm-key.js';
 
 /** What a transport provides to a session. */
@@ -50,6 +51,8 @@ export interface Wire {
   resume(): void;
   /** The peer's address, for logs and the per-address limit on failed authentications. */
   readonly remoteAddress: string;
+  /** Which socket it is (metrics); absent: not said. */
+  readonly transport?: SocketTransport;
 }
 
 export interface SessionLimits {
@@ -82,6 +85,8 @@ export interface SessionDeps {
   presence?: { connectionOpened(connection: V1Connection): void };
   /** A span per push to the subscriber (observability/tracing); absent while tracing is off. */
   tracing?: PushTracing;
+  /** Hears of messages answered, events dropped and sign-ins refused (metrics). */
+  observer?: V1Observer;
 }
 
 type Inbound =
@@ -155,7 +160,6 @@ export class Session implements EventSink, V1Connection {
     private readonly deps: SessionDeps,
     private readonly wire: Wire,
     private readonly onClosed: (session: Session) => void,
-    readonly transport: 'websocket' | 'tcp' = 'websocket',
   ) {
     this.done = new Promise((resolve) => {
       this.markDone = resolve;
@@ -167,6 +171,11 @@ export class Session implements EventSink, V1Connection {
   /** Events and pushed messages dropped on this connection because its send buffer was full. */
   get dropped(): number {
     return this.droppedTotal;
+  }
+
+  /** Which socket carries the connection (V1Connection). */
+  get transport(): SocketTransport | undefined {
+    return this.wire.transport;
   }
 
   /** The principal the connection signed in with (V1Connection); only asked once signed in. */
@@ -339,14 +348,14 @@ export class Session implements EventSink, V1Connection {
     }
     const secret = item.kind === 'text' ? bearerSecret(item.text.trim()) : null;
     if (secret === null) {
-      this.refuseSignIn(new LocusError('unauthorized', 'the first message must be "Bearer <token>"'));
+      this.refuseSignIn(new LocusError('unauthorized', 'the first message must be "Bearer <token>"'), false);
       return;
     }
     let principal: Principal;
     try {
       principal = await this.deps.access.authenticate(secret, this.wire.remoteAddress);
     } catch (err) {
-      this.refuseSignIn(toLocusError(err));
+      this.refuseSignIn(toLocusError(err), true);
       return;
     }
     if (this.state !== 'handshake') return;
@@ -382,9 +391,10 @@ export class Session implements EventSink, V1Connection {
   }
 
   /** A failed sign-in: the `sys`/`aut` error; the connection stays open. */
-  private refuseSignIn(err: LocusError): void {
+  private refuseSignIn(err: LocusError, tokenGiven: boolean): void {
     if (this.state !== 'handshake') return;
     const error = err.code === 'internal' ? new LocusError('unavailable', 'sign-in could not be checked; try again') : err;
+    this.observeSignInRefused(error, tokenGiven);
     this.deps.logger.info({ remoteAddress: this.wire.remoteAddress, reason: error.message }, 'v1 authentication failed');
     this.wire.send(encodeAuthFailure(error));
   }
@@ -394,8 +404,14 @@ export class Session implements EventSink, V1Connection {
     if (this.state !== 'handshake') return;
     this.deps.logger.info({ remoteAddress: this.wire.remoteAddress, reason: message }, 'v1 authentication failed');
     const error = new LocusError('unauthorized', message);
+    this.observeSignInRefused(error, false);
     this.wire.send(encodeAuthFailure(error));
     this.closeWith(closeCodeOf(error), 'unauthorized');
+  }
+
+  private observeSignInRefused(error: LocusError, tokenGiven: boolean): void {
+    const transport = this.wire.transport;
+    if (transport !== undefined) this.deps.observer?.signInRefused(transport, error, tokenGiven);
   }
 
   /** A message that is not text: the end of a broken stream, or one that is not UTF-8. */
@@ -517,6 +533,7 @@ export class Session implements EventSink, V1Connection {
   private drop(count: number): void {
     this.droppedSinceNotice += count;
     this.droppedTotal += count;
+    if (this.wire.transport !== undefined) this.deps.observer?.dropped(this.wire.transport, count);
     if (this.overSince !== null) return;
     this.overSince = Date.now();
     this.slowTimer = unrefTimer(this.deps.limits.slowConsumerMs, () => {
