@@ -92,6 +92,6 @@ describe('PromQL metric names', () => {
       encoding: 'utf8',
     });
     assert.notEqual(run.status, 0);
-    assert.match(run.stderr, /promtool is not installed \(looked in \/nonexistent-locus-tools\/bin and on PATH\): run bash scripts\/install-tools\.sh/);
+    assert.match(run.stderr, /promtool not found \(looked in \/nonexistent-locus-tools\/bin[^)]*\); install with: bash scripts\/install-tools\.sh/);
   });
 });
