@@ -24,8 +24,9 @@ const KUBE_VERSION = '1.34.4';
 const MONITORING_CRDS = join(toolsDir(), 'crds/monitoring.coreos.com/v0.95.2');
 const examples = readdirSync(join(chart, 'examples'))
   .filter((f) => f.endsWith('.yaml'))
-  .map((f) => join('examples', f));
-const valueSets: readonly (string | null)[] = [null, ...examples];
+  .map((f) => join(chart, 'examples', f));
+/** The default values, every example, and the values of the GitHub workflow's kind job. */
+const valueSets: readonly (string | null)[] = [null, ...examples, join(root, 'test/e2e/kind/values.yaml')];
 
 interface Manifest {
   apiVersion: string;
@@ -43,7 +44,7 @@ function helm(args: readonly string[]): { status: number | null; stdout: string;
 }
 
 function render(values: string | null, extra: readonly string[] = []): Manifest[] {
-  const out = helm(['template', 'locus', chart, '--namespace', 'locus-system', '--kube-version', KUBE_VERSION, '--include-crds', ...(values === null ? [] : ['-f', join(chart, values)]), ...extra]);
+  const out = helm(['template', 'locus', chart, '--namespace', 'locus-system', '--kube-version', KUBE_VERSION, '--include-crds', ...(values === null ? [] : ['-f', values]), ...extra]);
   assert.equal(out.status, 0, out.stderr);
   return parseAllDocuments(out.stdout)
     .map((doc) => doc.toJS() as Manifest | null)
@@ -60,7 +61,7 @@ const one = (manifests: readonly Manifest[], kind: string, name: string): Manife
 void describe('Helm chart charts/locus', () => {
   void it('lints clean for the default values and every example values file', () => {
     for (const values of valueSets) {
-      const out = helm(['lint', chart, '--strict', ...(values === null ? [] : ['-f', join(chart, values)])]);
+      const out = helm(['lint', chart, '--strict', ...(values === null ? [] : ['-f', values])]);
       assert.equal(out.status, 0, `${values ?? 'default values'}: ${out.stdout}${out.stderr}`);
       assert.match(out.stdout, /1 chart\(s\) linted, 0 chart\(s\) failed/);
     }
@@ -116,7 +117,7 @@ void describe('Helm chart charts/locus', () => {
   });
 
   void it('the production example turns on monitoring from deploy/ (the same rules and dashboards), tracing and network policies', () => {
-    const manifests = render('examples/production.yaml');
+    const manifests = render(join(chart, 'examples/production.yaml'));
     const rule = one(manifests, 'PrometheusRule', 'locus');
     const source = parseAllDocuments(readFileSync(join(root, 'deploy/prometheus/locus-alerts.yaml'), 'utf8'))[0]?.toJS() as { groups: unknown[] };
     assert.deepEqual(rule.spec.groups, source.groups);
@@ -133,7 +134,7 @@ void describe('Helm chart charts/locus', () => {
   });
 
   void it('the namespaced example scopes the operator to Roles in its namespaces', () => {
-    const manifests = render('examples/namespaced.yaml');
+    const manifests = render(join(chart, 'examples/namespaced.yaml'));
     assert.deepEqual(byKind(manifests, 'ClusterRole'), []);
     assert.deepEqual(
       byKind(manifests, 'Role')
