@@ -26,6 +26,11 @@ mkdir -p "$BIN_DIR" "$SRC_DIR"
 ETCD_VERSION="v3.6.16"
 KUBERNETES_VERSION="v1.34.4"
 HELM_VERSION="v3.22.0"
+# The Prometheus Operator's CRDs (ServiceMonitor, PrometheusRule), so that the chart's monitoring
+# manifests are validated by the API server too: generated with controller-gen from the types
+# of the operator's published API module, as the project itself generates them.
+CONTROLLER_TOOLS_VERSION="v0.23.0"
+MONITORING_API_VERSION="v0.95.2"
 
 NICE="${LOCUS_GO_BUILD_NICE:-10}"
 
@@ -58,7 +63,7 @@ build_in() {
   start=$(date +%s)
   (
     cd "$dir"
-    export GOFLAGS="-mod=mod" GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
+    export GOFLAGS="-mod=mod -buildvcs=false" GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
     nice -n "$NICE" go get "$get"
     nice -n "$NICE" go build -trimpath -ldflags "-s -w $ldflags" -o "$out.tmp" "$pkg"
   )
@@ -94,7 +99,7 @@ install_kube_apiserver() {
   log "building kube-apiserver $KUBERNETES_VERSION into $BIN_DIR (the first build takes several minutes)"
   # kubernetes' go.mod, for its list of staging modules.
   local gomod
-  gomod=$(GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
+  gomod=$(cd "$SRC_DIR" && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
   [ -n "$gomod" ] && [ -f "$gomod" ] || fail "could not download k8s.io/kubernetes@$KUBERNETES_VERSION through the Go module proxy"
   local staging="v0.${KUBERNETES_VERSION#v1.}"
   local replaces
@@ -134,6 +139,33 @@ EOF
   reported "$bin" version --short | grep -q "^$HELM_VERSION\\b" || fail "helm in $BIN_DIR does not report $HELM_VERSION"
 }
 
+# $TOOLS_DIR/crds/monitoring.coreos.com/<version>/*.yaml from the monitoring API module's types.
+install_monitoring_crds() {
+  local out="$TOOLS_DIR/crds/monitoring.coreos.com/$MONITORING_API_VERSION"
+  if [ -f "$out/monitoring.coreos.com_servicemonitors.yaml" ] && [ -f "$out/monitoring.coreos.com_prometheusrules.yaml" ]; then
+    return 0
+  fi
+  need_go "the Prometheus Operator CRDs $MONITORING_API_VERSION"
+  local gen="$BIN_DIR/controller-gen"
+  if ! reported "$gen" --version | grep -q "$CONTROLLER_TOOLS_VERSION\$"; then
+    log "building controller-gen $CONTROLLER_TOOLS_VERSION into $BIN_DIR"
+    GOBIN="$BIN_DIR" nice -n "$NICE" go install "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_TOOLS_VERSION"
+  fi
+  log "generating the Prometheus Operator CRDs $MONITORING_API_VERSION into $out"
+  local module="github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring@$MONITORING_API_VERSION"
+  local moddir dir
+  moddir=$(cd "$SRC_DIR" && GOFLAGS=-mod=mod go mod download -json "$module" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -n "$moddir" ] && [ -d "$moddir" ] || fail "could not download $module"
+  dir=$(wrapper_dir monitoring-api "$MONITORING_API_VERSION")
+  cp -r "$moddir/." "$dir/"
+  chmod -R u+w "$dir"
+  rm -rf "$out.tmp"
+  (cd "$dir" && nice -n "$NICE" go mod download && "$gen" crd:crdVersions=v1,maxDescLen=0 paths=./v1 "output:crd:dir=$out.tmp") || fail "controller-gen failed"
+  rm -rf "$out"
+  mv "$out.tmp" "$out"
+}
+
 install_etcd
 install_helm
 install_kube_apiserver
+install_monitoring_crds

@@ -13,6 +13,9 @@ BIN_DIR="$TOOLS_DIR/bin"
 mkdir -p "$BIN_DIR"
 
 NATS_SERVER_VERSION="v2.15.2"
+# promtool from the Prometheus Go module: module v0.316.0 is Prometheus 3.16.0.
+PROMTOOL_MODULE_VERSION="v0.316.0"
+PROMTOOL_VERSION="3.16.0"
 
 log() { echo "install-tools: $*" >&2; }
 fail() { echo "install-tools: error: $*" >&2; exit 1; }
@@ -33,6 +36,35 @@ install_nats_server() {
   "$bin" --version 2>/dev/null | grep -q "$NATS_SERVER_VERSION\$" || fail "nats-server in $BIN_DIR does not report $NATS_SERVER_VERSION"
 }
 
+# Whether the promtool at $1 is the pinned one: it says so in --version (when built by this
+# script, which stamps the version in), or its embedded Go build info names the module version
+# (a plain `go install` leaves --version blank).
+promtool_is_pinned() {
+  local bin="$1"
+  [ -x "$bin" ] || return 1
+  if "$bin" --version 2>/dev/null | grep -q "^promtool, version $PROMTOOL_VERSION "; then
+    return 0
+  fi
+  command -v go >/dev/null 2>&1 && go version -m "$bin" 2>/dev/null | grep -qE "^[[:space:]]+mod[[:space:]]+github.com/prometheus/prometheus[[:space:]]+$PROMTOOL_MODULE_VERSION([[:space:]]|\$)"
+}
+
+# promtool (checks and unit-tests the alert rules in deploy/prometheus), built from its Go module.
+install_promtool() {
+  local bin="$BIN_DIR/promtool"
+  if promtool_is_pinned "$bin"; then
+    return 0
+  fi
+  if [ ! -e "$bin" ] && command -v promtool >/dev/null 2>&1 && promtool_is_pinned "$(command -v promtool)"; then
+    return 0
+  fi
+  command -v go >/dev/null 2>&1 || fail "promtool $PROMTOOL_VERSION is missing and Go is not installed (needed to build it: https://go.dev/dl/)"
+  log "building promtool $PROMTOOL_VERSION ($PROMTOOL_MODULE_VERSION) into $BIN_DIR (go install)"
+  GOBIN="$BIN_DIR" go install \
+    -ldflags "-X github.com/prometheus/common/version.Version=$PROMTOOL_VERSION" \
+    "github.com/prometheus/prometheus/cmd/promtool@$PROMTOOL_MODULE_VERSION"
+  promtool_is_pinned "$bin" || fail "promtool in $BIN_DIR does not report $PROMTOOL_VERSION"
+}
+
 # haproxy, from the Debian package (needs root).
 install_haproxy() {
   if command -v haproxy >/dev/null 2>&1; then
@@ -49,6 +81,7 @@ install_haproxy() {
 }
 
 install_nats_server
+install_promtool
 install_haproxy
 
 # etcd, kube-apiserver and helm for test/kube (issue #23): built from Go modules by their own script.

@@ -68,6 +68,12 @@ export interface Config {
    * without a `kid` header are checked with it. Null: such JWTs are refused (`signing key not found`).
    */
   jwtSecret: string | null;
+  /** GET /metrics and the instrumentation behind it (docs/operations.md "Metrics"); false: neither exists. */
+  metrics: boolean;
+  /** The `realm` label on the per-realm series; false: those series have no realm label. */
+  metricsRealmLabel: boolean;
+  /** Distinct realms a process labels; past them the label value is `_other`. */
+  metricsMaxRealms: number;
 }
 
 /** The store when LOCUS_STORE is not set; the only one whose directory start-up creates. */
@@ -121,6 +127,9 @@ const settings: Setting[] = [
   { env: 'LOCUS_CORS_ORIGINS', flag: 'cors-origins', key: 'corsOrigins', kind: 'origins', def: [] },
   { env: 'LOCUS_AUTH_COOKIE_NAME', flag: 'auth-cookie-name', key: 'authCookieName', kind: 'optional-string', def: null },
   { env: 'LOCUS_JWT_SECRET', flag: 'jwt-secret', key: 'jwtSecret', kind: 'optional-string', def: null },
+  { env: 'LOCUS_METRICS', flag: 'metrics', key: 'metrics', kind: 'bool', def: true },
+  { env: 'LOCUS_METRICS_REALM_LABEL', flag: 'metrics-realm-label', key: 'metricsRealmLabel', kind: 'bool', def: true },
+  { env: 'LOCUS_METRICS_MAX_REALMS', flag: 'metrics-max-realms', key: 'metricsMaxRealms', kind: 'int', def: 100, min: 1 },
 ];
 
 /** An origin as a browser sends it: scheme, host and optional port, no path. */

@@ -3,6 +3,7 @@
  * only appends to a queue; the queue is delivered on the next turn of the event loop,
  * in publish order, so a writer never waits for subscribers and its reply goes out first.
  */
+import type { BusTracing } from './bus-tracing.js';
 import type {
   BusHealth,
   BusSubscription,
@@ -25,17 +26,46 @@ type Handler = (message: ChannelMessage) => void;
 const tenantChannel = (tenant: string): string => `\u0000tenant:${tenant}`;
 const controlChannel = '\u0000control';
 
+/** Milliseconds since the epoch, below a millisecond: comparable between the processes of one host. */
+export function epochMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+export interface LocalBusOptions {
+  /** Carries trace context from publish to delivery; absent while tracing is off. */
+  tracing?: BusTracing;
+  /** Metrics: each realm's events delivered here, with the seconds since they were published. */
+  onDelivered?: (lagSeconds: number) => void;
+}
+
 export class LocalEventBus implements EventBus {
   private readonly handlers = new Map<string, Set<Handler>>();
-  private queue: { realm: string; message: ChannelMessage }[] = [];
+  /**
+   * `trace`: the trace context captured at publish (undefined while tracing is off); `at`: when
+   * a realm's events were published (epochMs()), while delivery is timed; else 0.
+   */
+  private queue: { realm: string; message: ChannelMessage; trace: unknown; at: number }[] = [];
   private scheduled: NodeJS.Immediate | null = null;
   private idle: (() => void) | null = null;
 
-  /** `onError` hears of a handler that threw; the other handlers still get the message. */
-  constructor(private readonly onError: (err: unknown) => void = () => undefined) {}
+  /**
+   * `onError` hears of a handler that threw; the other handlers still get the message.
+   * `tracing` (only when tracing is on) carries each message's trace context to its delivery;
+   * `onDelivered` (metrics), when given, hears of each realm's events delivered here: the
+   * seconds since they were published.
+   */
+  constructor(
+    private readonly onError: (err: unknown) => void = () => undefined,
+    private readonly options: LocalBusOptions = {},
+  ) {}
 
   publish(realm: string, events: readonly LocusEvent[]): void {
-    if (events.length > 0) this.enqueue(realm, { kind: 'events', events });
+    if (events.length > 0) this.enqueue(realm, { kind: 'events', events }, this.options.onDelivered === undefined ? 0 : epochMs());
+  }
+
+  /** Events published elsewhere at `publishedAt` (epochMs(); 0: unknown), delivered here (the NATS bus). */
+  deliver(realm: string, events: readonly LocusEvent[], publishedAt: number): void {
+    if (events.length > 0) this.enqueue(realm, { kind: 'events', events }, publishedAt);
   }
 
   publishRealmDeleted(realm: string): void {
@@ -110,10 +140,10 @@ export class LocalEventBus implements EventBus {
     });
   }
 
-  private enqueue(realm: string, message: ChannelMessage): void {
+  private enqueue(realm: string, message: ChannelMessage, at = 0): void {
     // Nobody listens to this realm here: nothing to deliver (a NATS adapter would still publish).
     if (!this.handlers.has(realm)) return;
-    this.queue.push({ realm, message });
+    this.queue.push({ realm, message, trace: this.options.tracing?.capture(), at });
     this.scheduled ??= setImmediate(() => this.drain());
   }
 
@@ -121,21 +151,28 @@ export class LocalEventBus implements EventBus {
     const batch = this.queue;
     this.queue = [];
     this.scheduled = null;
-    for (const { realm, message } of batch) {
+    const { tracing, onDelivered } = this.options;
+    for (const { realm, message, trace, at } of batch) {
       const set = this.handlers.get(realm);
       if (set === undefined) continue;
-      for (const handler of [...set]) {
-        try {
-          handler(message);
-        } catch (err) {
-          this.onError(err);
-        }
-      }
+      if (at > 0 && onDelivered !== undefined) onDelivered(Math.max(0, epochMs() - at) / 1000);
+      if (tracing === undefined) this.handle(set, message);
+      else tracing.deliver(trace, message.kind, () => this.handle(set, message));
     }
     if (this.scheduled === null && this.idle !== null) {
       const resolve = this.idle;
       this.idle = null;
       resolve();
+    }
+  }
+
+  private handle(set: ReadonlySet<Handler>, message: ChannelMessage): void {
+    for (const handler of [...set]) {
+      try {
+        handler(message);
+      } catch (err) {
+        this.onError(err);
+      }
     }
   }
 }

@@ -27,10 +27,15 @@
  * (`maxBufferedBytes`) and sent, in order, on reconnect; past the bound they are dropped,
  * counted and logged once per outage. Presence messages are never buffered (they are
  * state, resent every heartbeat). `health()` tells the outage (readiness detail).
+ *
+ * Tracing (only when `tracing` is given): a message sent carries the trace context of its
+ * publish in its headers (W3C `traceparent`), and a realm's or tenant's message received is
+ * delivered in the context it carries. Messages buffered through an outage lose it.
  */
-import { connect, Events, type ConnectionOptions, type Msg, type NatsConnection, type Subscription } from 'nats';
+import { connect, Events, headers, type ConnectionOptions, type Msg, type MsgHdrs, type NatsConnection, type PublishOptions, type Subscription } from 'nats';
+import type { BusTracing } from './bus-tracing.js';
 import { kindRuns } from './kind-runs.js';
-import { LocalEventBus } from './local-bus.js';
+import { epochMs, LocalEventBus } from './local-bus.js';
 import { OutageBuffer } from './outage-buffer.js';
 import {
   realmToken,
@@ -70,7 +75,17 @@ export interface NatsBusOptions {
   maxReconnectDelayMs?: number;
   /** How long close() waits for the drain before it closes anyway (default 5 s). */
   drainTimeoutMs?: number;
+  /** Carries trace context in message headers; absent while tracing is off. */
+  tracing?: BusTracing;
+  /**
+   * Metrics: hears of each realm's events delivered here, with the seconds since they were
+   * published (on any process). When given, event messages carry their publish time in the
+   * header `Locus-Published-At` (milliseconds since the epoch).
+   */
+  onDelivered?: (lagSeconds: number) => void;
 }
+
+const publishedAtHeader = 'Locus-Published-At';
 
 const silentLog: BusLog = { info: () => undefined, warn: () => undefined };
 
@@ -140,7 +155,10 @@ export class NatsBus implements EventBus {
   ) {
     this.onError = options.onError ?? (() => undefined);
     this.log = options.log ?? silentLog;
-    this.local = new LocalEventBus(this.onError);
+    this.local = new LocalEventBus(this.onError, {
+      ...(options.tracing === undefined ? {} : { tracing: options.tracing }),
+      ...(options.onDelivered === undefined ? {} : { onDelivered: options.onDelivered }),
+    });
     this.outage = new OutageBuffer(options.maxBufferedBytes ?? 16 * 1024 * 1024);
     nc.subscribe(`${controlPrefix}>`, { callback: (err, msg) => this.onControl(err, msg) });
     nc.subscribe(presenceSubject, { callback: (err, msg) => this.onPresence(err, msg) });
@@ -208,9 +226,10 @@ export class NatsBus implements EventBus {
   }
 
   health(): BusHealth {
-    if (this.connected) return { ok: true, detail: `nats connected to ${this.nc.getServer()}` };
+    const dropped = this.outage.droppedTotal;
+    if (this.connected) return { ok: true, detail: `nats connected to ${this.nc.getServer()}`, dropped };
     const since = this.downSince === null ? '' : ` since ${this.downSince.toISOString()}`;
-    return { ok: false, detail: `nats disconnected${since}, reconnecting; ${this.outage.droppedNow} messages dropped in this outage` };
+    return { ok: false, detail: `nats disconnected${since}, reconnecting; ${this.outage.droppedNow} messages dropped in this outage`, dropped };
   }
 
   /** Sends what is buffered and delivers what is queued, then closes the connection. */
@@ -263,8 +282,9 @@ export class NatsBus implements EventBus {
           ? null
           : this.nc.subscribe(subject, {
               callback: (err, msg) => {
-                if (err === null) onMessage(msg);
-                else this.onError(err);
+                if (err !== null) this.onError(err);
+                else if (this.options.tracing === undefined || msg.headers === undefined) onMessage(msg);
+                else this.options.tracing.received((key) => msg.headers?.get(key) || undefined, () => onMessage(msg));
               },
             }),
       };
@@ -295,13 +315,13 @@ export class NatsBus implements EventBus {
       this.sendEvents(subject, events.slice(half));
       return;
     }
-    this.send(subject, payload);
+    this.send(subject, payload, this.options.onDelivered === undefined ? undefined : publishedAt());
   }
 
-  private send(subject: string, payload: string): void {
+  private send(subject: string, payload: string, hdrs?: MsgHdrs): void {
     if (this.connected) {
       try {
-        this.nc.publish(subject, payload);
+        this.nc.publish(subject, payload, this.publishOptions(hdrs));
       } catch (err) {
         // Closed, or too big for the server: never the writer's problem.
         this.drop(err);
@@ -310,6 +330,14 @@ export class NatsBus implements EventBus {
     }
     if (subject === presenceSubject) return;
     if (!this.outage.add(subject, payload) && this.outage.droppedNow === 1) this.warnDropped(null);
+  }
+
+  /** The trace context of the publish under way as message headers; none outside a span. */
+  /** The headers of a message sent: `hdrs` (metrics' publish time), plus the trace context while tracing is on. */
+  private publishOptions(hdrs: MsgHdrs | undefined): PublishOptions | undefined {
+    let carried = hdrs;
+    this.options.tracing?.inject((key, value) => (carried ??= headers()).set(key, value));
+    return carried === undefined ? undefined : { headers: carried };
   }
 
   private drop(err: unknown): void {
@@ -360,7 +388,7 @@ export class NatsBus implements EventBus {
     if (parts.length !== 4) return;
     if (parts[2] === 'evt') {
       const events = this.parse<LocusEvent[]>(msg);
-      if (Array.isArray(events) && events.length > 0) this.local.publish(realm, events);
+      if (Array.isArray(events) && events.length > 0) this.local.deliver(realm, events, Number(msg.headers?.get(publishedAtHeader) ?? 0) || 0);
     } else if (parts[2] === 'sys' && parts[3] === 'deleted') {
       this.local.publishRealmDeleted(realm);
     }
@@ -389,4 +417,11 @@ export class NatsBus implements EventBus {
       }
     }
   }
+}
+
+/** The header of an event message that names its publish time. */
+function publishedAt(): MsgHdrs {
+  const h = headers();
+  h.set(publishedAtHeader, String(epochMs()));
+  return h;
 }

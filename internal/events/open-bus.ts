@@ -7,6 +7,7 @@
  *
  * Adapters load on demand: embedded mode never loads the NATS client.
  */
+import type { BusTracing } from './bus-tracing.js';
 import { LocalEventBus } from './local-bus.js';
 import type { BusLog } from './nats-bus.js';
 import type { EventBus } from './port.js';
@@ -17,6 +18,10 @@ export interface OpenBusOptions {
   log?: BusLog;
   /** The connection name a NATS server shows. */
   name?: string;
+  /** Carries trace context from publish to delivery; absent while tracing is off. */
+  tracing?: BusTracing;
+  /** Metrics: each realm's events delivered here, with the seconds since they were published. */
+  onDelivered?: (lagSeconds: number) => void;
 }
 
 interface BusScheme {
@@ -53,7 +58,13 @@ const schemes: BusScheme[] = [
   {
     example: 'local',
     check: (url) => (url === 'local' ? null : undefined),
-    open: (_url, options) => Promise.resolve(new LocalEventBus(options.onError)),
+    open: (_url, options) =>
+      Promise.resolve(
+        new LocalEventBus(options.onError, {
+          ...(options.tracing === undefined ? {} : { tracing: options.tracing }),
+          ...(options.onDelivered === undefined ? {} : { onDelivered: options.onDelivered }),
+        }),
+      ),
   },
   {
     example: 'nats://host:4222[,nats://host2:4222] (or tls://host:4222)',
@@ -82,6 +93,8 @@ const schemes: BusScheme[] = [
         ...(options.name === undefined ? {} : { name: options.name }),
         ...(options.onError === undefined ? {} : { onError: options.onError }),
         ...(options.log === undefined ? {} : { log: options.log }),
+        ...(options.tracing === undefined ? {} : { tracing: options.tracing }),
+        ...(options.onDelivered === undefined ? {} : { onDelivered: options.onDelivered }),
       });
     },
   },

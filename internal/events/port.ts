@@ -47,6 +47,8 @@ export type PresenceMessage =
 export interface BusHealth {
   ok: boolean;
   detail: string;
+  /** Messages dropped since the bus opened (the NATS outage buffer was full); absent: the bus drops none. */
+  dropped?: number;
 }
 
 export interface BusSubscription {

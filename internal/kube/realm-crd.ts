@@ -25,6 +25,10 @@ import { toYaml } from './yaml.js';
 export const REALM_ID_IMMUTABLE_MESSAGE =
   "spec.realmId is immutable: it names the realm's data; create another Realm for another id";
 
+/** The messages of the status rules: what a Ready Realm promises whoever reads it. */
+export const READY_NEEDS_SECRET_MESSAGE = 'status.phase Ready needs status.realmId and status.credentialsSecret';
+export const READY_NEEDS_CONDITION_MESSAGE = 'status.phase Ready needs a Ready condition with status True';
+
 /** spec.settings: one property per RealmSpecSettings field. */
 export const realmSettingsSchema = {
   type: 'object',
@@ -110,11 +114,23 @@ export const realmStatusSchema = {
     credentialsSecret: { type: 'string' },
     conditions: {
       type: 'array',
+      maxItems: 16,
       items: conditionSchema,
       'x-kubernetes-list-type': 'map',
       'x-kubernetes-list-map-keys': ['type'],
     },
   },
+  // Rules across fields: a Ready Realm names its realm and its credentials, and says so in its conditions.
+  'x-kubernetes-validations': [
+    {
+      rule: "!has(self.phase) || self.phase != 'Ready' || (has(self.realmId) && has(self.credentialsSecret))",
+      message: READY_NEEDS_SECRET_MESSAGE,
+    },
+    {
+      rule: "!has(self.phase) || self.phase != 'Ready' || (has(self.conditions) && self.conditions.exists(c, c.type == 'Ready' && c.status == 'True'))",
+      message: READY_NEEDS_CONDITION_MESSAGE,
+    },
+  ],
 } as const;
 
 export const REALM_CRD_NAME = `${REALM_PLURAL}.${REALM_GROUP}`;

@@ -1,5 +1,9 @@
-/** Structured JSON logs (pino) on stdout: every line the server writes there is one JSON object. */
+/**
+ * Structured JSON logs (pino) on stdout: every line the server writes there is one JSON
+ * object; written inside a traced span (tracing on), it carries `trace_id` and `span_id`.
+ */
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { mergeTraceFields, traceFields } from './tracing/log-fields.js';
 
 /**
  * Paths blanked wherever they appear in a log line. Nothing logs a request's headers or a
@@ -23,6 +27,12 @@ const redactPaths = [
 ];
 
 export function createLogger(level: string, destination?: DestinationStream): Logger {
-  const options = { level, base: { service: 'locus' }, redact: { paths: redactPaths, censor: '[redacted]' } };
+  const options = {
+    level,
+    base: { service: 'locus' },
+    redact: { paths: redactPaths, censor: '[redacted]' },
+    mixin: traceFields,
+    mixinMergeStrategy: mergeTraceFields,
+  };
   return destination === undefined ? pino(options) : pino(options, destination);
 }

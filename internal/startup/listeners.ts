@@ -11,7 +11,7 @@ import type { Config } from '../config/config.js';
 import { listenFailure } from '../config/listen-errors.js';
 import { answerRefused, capConnections } from '../transport/http/connection-cap.js';
 import { v1HttpRouter } from '../transport/http/v1-http.js';
-import { createRestApp } from '../transport/rest/app.js';
+import { createRestApp, type RestMetricsHooks } from '../transport/rest/app.js';
 import { listenTcp, type TcpListener } from '../transport/tcp/tcp-transport.js';
 import { attachWebSocket, type WsEndpoint } from '../transport/ws/ws-transport.js';
 import type { Services } from './services.js';
@@ -45,7 +45,7 @@ function listen(server: Server, port: number, host: string): Promise<AddressInfo
 }
 
 /** The HTTP server: the REST app (with `/v1/http`), the connection cap and the WebSocket endpoint. */
-function httpServer(config: Config, s: Services, v1: V1, build: BuildInfo, logger: Logger, isAccepting: () => boolean): { http: Server; httpSockets: ReadonlySet<Socket>; ws: WsEndpoint } {
+function httpServer(config: Config, s: Services, v1: V1, build: BuildInfo, logger: Logger, isAccepting: () => boolean, metrics: RestMetricsHooks | null): { http: Server; httpSockets: ReadonlySet<Socket>; ws: WsEndpoint } {
   const { access, realms, tenants, objects, areas, store } = s;
   const { maxBodyBytes, maxActions, authCookieName } = config;
   const app = createRestApp({
@@ -64,7 +64,9 @@ function httpServer(config: Config, s: Services, v1: V1, build: BuildInfo, logge
     authCookieName,
     openConnections: () => v1.gateway.stats().connections,
     corsOrigins: config.corsOrigins,
+    metrics,
     routers: [v1HttpRouter({ access, dispatcher: v1.dispatcher, logger, maxBodyBytes, maxActions, authCookieName })],
+    ...(s.tracing === null ? {} : { traceRequests: s.tracing.restRequests }),
   });
   const http = createServer(
     {
@@ -92,9 +94,9 @@ function httpServer(config: Config, s: Services, v1: V1, build: BuildInfo, logge
 }
 
 /** Binds the HTTP and TCP listeners; on failure closes what was bound and throws the listen error. */
-export async function startListeners(config: Config, s: Services, v1: V1, build: BuildInfo, logger: Logger): Promise<Listeners> {
+export async function startListeners(config: Config, s: Services, v1: V1, build: BuildInfo, logger: Logger, metrics: RestMetricsHooks | null = null): Promise<Listeners> {
   let accepting = true;
-  const { http, httpSockets, ws } = httpServer(config, s, v1, build, logger, () => accepting);
+  const { http, httpSockets, ws } = httpServer(config, s, v1, build, logger, () => accepting, metrics);
   const address = await listen(http, config.httpPort, config.host);
   let tcp: TcpListener;
   try {

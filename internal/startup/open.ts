@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
+import type { Tracing } from '../observability/tracing/tracing.js';
 import { openBus } from '../events/open-bus.js';
 import type { EventBus } from '../events/port.js';
 import { openStore } from '../store/open-store.js';
@@ -15,15 +16,25 @@ import type { Store } from '../store/port.js';
  * with the other API processes of a cluster when the bus is NATS (a SQLite file then takes
  * several writers; docs/operations.md "Several processes on one SQLite file").
  */
-export function openServerStore(config: Config, logger: Logger): Promise<Store> {
-  return openStore(config.store, {
+export async function openServerStore(config: Config, logger: Logger, tracing: Tracing | null = null): Promise<Store> {
+  const store = await openStore(config.store, {
     claimOwnership: true,
     ownership: config.bus === 'local' ? 'exclusive' : 'shared',
     onBackgroundError: (err) => logger.error({ err }, 'store background work failed; retrying'),
   });
+  return tracing === null ? store : tracing.store(store);
 }
 
-/** The event bus LOCUS_BUS names (events/open-bus.ts: `local`, `nats://…`). */
-export function openServerBus(config: Config, logger: Logger): Promise<EventBus> {
-  return openBus(config.bus, { onError: (err) => logger.error({ err }, 'event delivery failed'), log: logger });
+/**
+ * The event bus LOCUS_BUS names (events/open-bus.ts: `local`, `nats://…`); traced when tracing is
+ * on; `onDelivered`: the metrics' delivery lag.
+ */
+export async function openServerBus(config: Config, logger: Logger, tracing: Tracing | null = null, onDelivered?: (lagSeconds: number) => void): Promise<EventBus> {
+  const bus = await openBus(config.bus, {
+    onError: (err) => logger.error({ err }, 'event delivery failed'),
+    log: logger,
+    ...(tracing === null ? {} : { tracing: tracing.bus }),
+    ...(onDelivered === undefined ? {} : { onDelivered }),
+  });
+  return tracing === null ? bus : tracing.eventBus(bus);
 }

@@ -10,9 +10,10 @@ import { RateLimiter } from '../auth/rate-limiter.js';
 import type { Config } from '../config/config.js';
 import type { EventBus } from '../events/port.js';
 import { GeofenceEngine } from '../geofence/geofence-engine.js';
+import type { Tracing } from '../observability/tracing/tracing.js';
 import { Access } from '../service/access.js';
 import { AreaService } from '../service/areas.js';
-import { ChangeStream } from '../service/changes.js';
+import { ChangeStream, type ChangeListener } from '../service/changes.js';
 import type { Clock } from '../service/clock.js';
 import { ControlChannel } from '../service/control.js';
 import { LiveSubscriptions } from '../service/live/live-subscriptions.js';
@@ -38,9 +39,19 @@ export interface Services {
   readonly areas: AreaService;
   readonly subscriptions: Subscriptions;
   readonly live: LiveSubscriptions;
+  /** Null while tracing is off. */
+  readonly tracing: Tracing | null;
 }
 
-export function buildServices(config: Config, store: Store, bus: EventBus, clock: Clock, logger: Logger): Services {
+export function buildServices(
+  config: Config,
+  store: Store,
+  bus: EventBus,
+  clock: Clock,
+  logger: Logger,
+  tracing: Tracing | null = null,
+  metrics?: ChangeListener,
+): Services {
   const pubsub = new PubSub(bus);
   // Presence claims name realms as their tenant knows them: resolved within the principal's tenant.
   const presence: PresenceRegistry = new PresenceRegistry({
@@ -57,6 +68,7 @@ export function buildServices(config: Config, store: Store, bus: EventBus, clock
   const changes = new ChangeStream((err) => logger.error({ err }, 'a change listener failed'));
   const geofence = new GeofenceEngine(store.areas, bus, (err, realm) => logger.error({ err, realm }, 'loading areas for geofences failed'), presence);
   changes.add(geofence);
+  if (metrics !== undefined) changes.add(metrics);
   // Caches are told of changes (by any process) through control messages on the bus.
   const control = new ControlChannel(bus, (err) => logger.error({ err }, 'a cache failed to drop an entry'));
   const realms = new RealmService(store, clock, changes, bus, control);
@@ -84,5 +96,6 @@ export function buildServices(config: Config, store: Store, bus: EventBus, clock
       { bus, objects: store.objects, areas: store.areas, presence, onError: (err) => logger.error({ err }, 'subscription update failed') },
       { maxVertices, maxConditions: maxFilterConditions },
     ),
+    tracing,
   };
 }

@@ -25,6 +25,8 @@ export interface Running {
   retention: HistoryRetention;
   logger: Logger;
   shutdownTimeoutMs: number;
+  /** The tracing this server started (null: off, or its caller's): closed last, which sends the spans left. */
+  tracing?: { close(): Promise<void> } | null;
 }
 
 /** Waits for open connections until they are done or the drain time is up, then cuts what is left. */
@@ -67,6 +69,7 @@ export function shutdownOf(running: Running): () => Promise<void> {
       await services.bus.close();
       await retention.stop();
       await services.store.close();
+      await running.tracing?.close().catch((err: unknown) => logger.warn({ err }, 'tracing did not shut down cleanly'));
       logger.info('locus stopped');
     })();
     return closing;

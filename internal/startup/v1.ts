@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { BuildInfo } from '../build-info.js';
 import type { Config } from '../config/config.js';
+import type { ServerMetrics } from '../observability/metrics/server-metrics.js';
 import { RealmSearch } from '../service/realm-search.js';
 import { Dispatcher } from '../transport/actions/dispatcher.js';
 import { ActionGateway } from '../transport/actions/gateway.js';
@@ -13,25 +14,29 @@ export interface V1 {
   gateway: ActionGateway;
 }
 
-export function buildV1(config: Config, s: Services, build: BuildInfo, logger: Logger): V1 {
+export function buildV1(config: Config, s: Services, build: BuildInfo, logger: Logger, metrics?: ServerMetrics | null): V1 {
   const { access, objects, areas, realms, subscriptions, pubsub, live, presence, clock } = s;
+  const handlers = v1Handlers({
+    access,
+    objects,
+    areas,
+    realms,
+    search: new RealmSearch(s.store),
+    subscriptions,
+    pubsub,
+    live,
+    presence,
+    limits: { maxPage: config.maxPage, maxFilterConditions: config.maxFilterConditions, maxVertices: config.maxVertices },
+    clock,
+    build,
+  });
+  const observer = metrics?.v1Observer(handlers);
   const dispatcher = new Dispatcher({
     access,
-    handlers: v1Handlers({
-      access,
-      objects,
-      areas,
-      realms,
-      search: new RealmSearch(s.store),
-      subscriptions,
-      pubsub,
-      live,
-      presence,
-      limits: { maxPage: config.maxPage, maxFilterConditions: config.maxFilterConditions, maxVertices: config.maxVertices },
-      clock,
-      build,
-    }),
+    handlers,
     onInternalError: (err) => logger.error({ err }, 'v1 action failed'),
+    ...(s.tracing === null ? {} : { tracing: s.tracing.actions }),
+    ...(observer === undefined ? {} : { observer }),
   });
   const gateway = new ActionGateway(
     {
@@ -41,6 +46,7 @@ export function buildV1(config: Config, s: Services, build: BuildInfo, logger: L
       build,
       logger,
       presence,
+      ...(observer === undefined ? {} : { observer }),
       limits: {
         handshakeTimeoutMs: config.handshakeTimeoutMs,
         idleTimeoutMs: config.idleTimeoutMs,
@@ -51,6 +57,7 @@ export function buildV1(config: Config, s: Services, build: BuildInfo, logger: L
         pipelineChars: config.maxMessageBytes,
         maxActions: config.maxActions,
       },
+      ...(s.tracing === null ? {} : { tracing: s.tracing.pushes }),
     },
     config.maxConnections,
   );

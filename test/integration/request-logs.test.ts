@@ -11,6 +11,7 @@ import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { testConfig } from '../../internal/config/config.js';
 import { createLogger } from '../../internal/observability/logger.js';
+import { alsoToRunLog } from '../support/test-logs.js';
 import { start, type RunningServer } from '../../internal/server.js';
 import { adminToken, call, makeRealm } from '../support/harness.js';
 import { connectTcp, connectWs } from '../support/v1-clients.js';
@@ -33,7 +34,7 @@ describe('request and connection logs', () => {
 
   before(async () => {
     const config = testConfig({ store: `sqlite:${join(dir, 'x.db')}`, adminToken, logLevel: 'info' });
-    server = await start(config, { logger: createLogger('info', sink) });
+    server = await start(config, { logger: createLogger('info', alsoToRunLog(sink)) });
     tokens = await makeRealm(server.httpUrl, 'fleet');
   });
   after(async () => {

@@ -11,6 +11,7 @@ import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig, testConfig } from '../../internal/config/config.js';
 import { createLogger } from '../../internal/observability/logger.js';
+import { alsoToRunLog } from '../support/test-logs.js';
 import { start, type RunningServer } from '../../internal/server.js';
 import { adminToken, call, makeRealm, startHarness, type Harness } from '../support/harness.js';
 import { postV1 } from '../support/v1-clients.js';
@@ -30,7 +31,7 @@ describe('REST v2, Hivekit compatibility', () => {
 
   before(async () => {
     const config = testConfig({ store: `sqlite:${join(dir, 'x.db')}`, adminToken, logLevel: 'info', authFailureBurst: 1000 });
-    server = await start(config, { logger: createLogger('info', sink) });
+    server = await start(config, { logger: createLogger('info', alsoToRunLog(sink)) });
     url = server.httpUrl;
     tokens = await makeRealm(url, 'fleet');
   });

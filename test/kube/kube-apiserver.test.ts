@@ -64,8 +64,9 @@ void describe('kube-apiserver test harness', () => {
     child.kill('SIGKILL');
     assert.ok(await gone(started.pids.apiserver), 'kube-apiserver died with its SIGKILLed parent');
     assert.ok(await gone(started.pids.etcd), 'etcd died with its SIGKILLed parent');
+    // A SIGKILLed run cannot remove its own directory; the next start (here, or that of another
+    // test file running meanwhile) removes it.
     staleDir = started.dir;
-    assert.ok(existsSync(staleDir), 'a SIGKILLed run cannot remove its own directory');
 
     server = await startKubeApiServer();
   });

@@ -2,14 +2,15 @@
  * crds/realms.locus.dev.yaml against the real kube-apiserver: the file itself applies (sent as
  * YAML, also as a server-side dry run that stores nothing), the Realm API it defines validates
  * with the expected messages (realm id pattern and length, deletionPolicy, settings bounds,
- * unknown fields, the CEL rule that keeps spec.realmId immutable), defaults deletionPolicy,
+ * unknown fields, the CEL rule that keeps spec.realmId immutable, the CEL rules across status
+ * fields of a Ready Realm), defaults deletionPolicy,
  * serves the status subresource, short name and printer columns, and server-side dry run of
  * Realms works. deploy/realm-example.yaml validates too.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { REALM_ID_IMMUTABLE_MESSAGE } from '../../internal/kube/realm-crd.js';
+import { READY_NEEDS_CONDITION_MESSAGE, READY_NEEDS_SECRET_MESSAGE, REALM_ID_IMMUTABLE_MESSAGE } from '../../internal/kube/realm-crd.js';
 import { startKubeApiServer, type KubeApiServer, type KubeResponse } from '../support/kube-apiserver.js';
 
 const crdYaml = readFileSync(new URL('../../../crds/realms.locus.dev.yaml', import.meta.url), 'utf8');
@@ -141,6 +142,16 @@ void describe('Realm CRD on a real kube-apiserver', () => {
     assert.equal(body.spec.label, 'Fleet, renamed', 'the status endpoint leaves the spec alone');
     assert.equal(body.metadata.generation, 2, 'a status write does not bump the generation');
     rejected(await server.request('PATCH', `${path}/status`, { status: { phase: 'Bogus' } }, MERGE), /status\.phase: Unsupported value: "Bogus"/);
+    // The CEL rules across status fields: Ready needs the realm id, the Secret and a Ready=True condition.
+    const literal = (text: string): RegExp => new RegExp(text.replace(/[.]/g, '\\.'));
+    const other = `${REALMS}/by-name`;
+    rejected(await server.request('PATCH', `${other}/status`, { status: { phase: 'Ready', realmId: 'by-name', conditions: status.conditions } }, MERGE), literal(READY_NEEDS_SECRET_MESSAGE));
+    rejected(
+      await server.request('PATCH', `${other}/status`, { status: { phase: 'Ready', realmId: 'by-name', credentialsSecret: 's', conditions: [{ ...status.conditions[0], status: 'False' }] } }, MERGE),
+      literal(READY_NEEDS_CONDITION_MESSAGE),
+    );
+    const provisioning = await server.request('PATCH', `${other}/status`, { status: { phase: 'Provisioning' } }, MERGE);
+    assert.equal(provisioning.status, 200, provisioning.text);
     // The main endpoint ignores status.
     const main = await server.request('PATCH', path, { status: { phase: 'Deleting' } }, MERGE);
     assert.equal((main.body as { status: { phase: string } }).status.phase, 'Ready');

@@ -8,6 +8,7 @@ import { MongoClient } from 'mongodb';
 import { startCluster, type Cluster, type ClusterOptions } from '../../internal/cluster/cluster.js';
 import { adminToken } from './harness.js';
 import { testSecret } from './hivekit-wire.js';
+import { clusterLogSink } from './test-logs.js';
 
 export type { Cluster };
 
@@ -18,13 +19,21 @@ export interface TestClusterOptions extends ClusterOptions {
 
 export async function startTestCluster(options: TestClusterOptions = {}): Promise<Cluster> {
   const echo = options.echo ?? process.env.LOCUS_TEST_CLUSTER_LOGS === '1';
+  // Every line of every process goes to the run's log directory too (test-logs.ts), at info.
+  const logged = clusterLogSink();
+  const onLine = echo || logged !== undefined
+    ? (name: string, line: string) => {
+        logged?.(name, line);
+        if (echo) process.stderr.write(`${name} | ${line}\n`);
+      }
+    : undefined;
   return startCluster({
     basePort: 0,
     adminToken,
     checkIntervalMs: 250,
-    onLine: echo ? (name, line) => process.stderr.write(`${name} | ${line}\n`) : undefined,
+    onLine,
     ...options,
-    apiEnv: { LOCUS_JWT_SECRET: testSecret, LOCUS_LOG_LEVEL: 'warn', ...options.apiEnv },
+    apiEnv: { LOCUS_JWT_SECRET: testSecret, LOCUS_LOG_LEVEL: logged === undefined ? 'warn' : 'info', ...options.apiEnv },
   });
 }
 

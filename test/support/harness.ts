@@ -6,8 +6,11 @@ import { testConfig, type Config } from '../../internal/config/config.js';
 import { start, type RunningServer } from '../../internal/server.js';
 import type { Clock } from '../../internal/service/clock.js';
 import type { Page, Store } from '../../internal/store/port.js';
+import { createLogger } from '../../internal/observability/logger.js';
+import { inProcessLogDestination, recordSecret } from './test-logs.js';
 
 export const adminToken = 'test-admin-token-0123456789';
+recordSecret(adminToken);
 
 export interface Harness {
   server: RunningServer;
@@ -24,7 +27,10 @@ export async function startHarness(overrides: Partial<Config> = {}, clock?: Cloc
   const dir = mkdtempSync(join(tmpdir(), 'locus-test-'));
   const dbPath = join(dir, 'locus.db');
   const config = testConfig({ store: `sqlite:${dbPath}`, adminToken, ...overrides });
-  const options = clock === undefined ? {} : { clock };
+  // With a run's log directory (scripts/run-tests.mjs), the server logs everything there.
+  const destination = inProcessLogDestination();
+  const logger = destination === undefined ? undefined : createLogger('trace', destination);
+  const options = { ...(clock === undefined ? {} : { clock }), ...(logger === undefined ? {} : { logger }) };
   const harness: Harness = {
     server: await start(config, options),
     url: '',
@@ -63,6 +69,7 @@ export interface CallOptions {
 export async function call(url: string, method: string, path: string, options: CallOptions = {}): Promise<Reply> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token !== undefined && options.token !== null) headers.authorization = `Bearer ${options.token}`;
+  recordSecret(headers.authorization ?? headers.Authorization);
   let body: string | Buffer | undefined;
   if (options.rawBody !== undefined) body = options.rawBody;
   else if (options.body !== undefined) {
@@ -77,6 +84,10 @@ export async function call(url: string, method: string, path: string, options: C
   } catch {
     json = undefined;
   }
+  // Tokens and signing-key secrets the API issues are secrets the logs must not show.
+  const issued = json as { token?: unknown; secret?: unknown } | undefined;
+  if (typeof issued?.token === 'string') recordSecret(issued.token);
+  if (typeof issued?.secret === 'string') recordSecret(issued.secret);
   return { status: res.status, headers: res.headers, text, json };
 }
 

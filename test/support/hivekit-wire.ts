@@ -14,6 +14,7 @@ import { SignJWT } from 'jose';
 import WebSocket from 'ws';
 import type { Config } from '../../internal/config/config.js';
 import { startHarness, type Harness } from './harness.js';
+import { recordSecret } from './test-logs.js';
 
 /* eslint-disable @typescript-eslint/no-unsafe-return -- helpers hand back the wire's arbitrary JSON */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the wire carries arbitrary JSON
@@ -107,7 +108,11 @@ export async function signToken(payload: { sub: string }, options: TokenOptions 
   const jwt = new SignJWT({ ...options.claims, sub: payload.sub }).setProtectedHeader(header).setIssuedAt();
   if (options.exp !== undefined) jwt.setExpirationTime(options.exp);
   if (options.nbf !== undefined) jwt.setNotBefore(options.nbf);
-  return jwt.sign(new TextEncoder().encode(options.secret ?? testSecret));
+  const secret = options.secret ?? testSecret;
+  const signed = await jwt.sign(new TextEncoder().encode(secret));
+  recordSecret(signed);
+  recordSecret(secret);
+  return signed;
 }
 
 export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
@@ -316,6 +321,7 @@ export class HivekitWire {
   /** Sends `Bearer <token>` and resolves with the next `sys`/`aut` element (compat 1.2). */
   async authenticate(token: string, timeoutMs = 2000): Promise<Received> {
     const from = this.unsolicited.length;
+    recordSecret(token);
     this.sendText(`Bearer ${token}`);
     await this.until(() => this.authFrom(from) !== undefined, timeoutMs, 'the sys/aut reply');
     return this.authFrom(from) as Received;
@@ -546,6 +552,7 @@ export async function postActions(url: string, token: string | null, messages: M
 export async function postRaw(url: string, token: string | null, body: string, path = '/api/v1'): Promise<Omit<HttpReply, 'cids'>> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (token !== null) headers.authorization = `Bearer ${token}`;
+  recordSecret(token);
   const res = await fetch(url + path, { method: 'POST', headers, body, signal: AbortSignal.timeout(5000) });
   const text = await res.text();
   let json: Json;

@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { captureChildOutput } from './test-logs.js';
+
 const serverScript = fileURLToPath(new URL('../../cmd/server.js', import.meta.url));
 
 export interface Exit {
@@ -63,6 +65,7 @@ export function spawnServer(env: Record<string, string | undefined> = {}, option
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   if (child.pid === undefined) throw new Error('server process did not start');
+  captureChildOutput(child);
   let out = '';
   let err = '';
   child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));

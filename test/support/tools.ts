@@ -5,11 +5,16 @@
  * `toolPath(name)` is its path, or a clear error naming the install command when it is missing.
  */
 import { join } from 'node:path';
-import { toolsDir } from '../../internal/cluster/tools.js';
+import { requireTool, toolsDir } from '../../internal/cluster/tools.js';
 
 export { findTool, requireTool as toolPath } from '../../internal/cluster/tools.js';
 
 /** The directory install-tools.sh installs into. */
 export function toolsBinDir(): string {
   return join(toolsDir(), 'bin');
+}
+
+/** promtool (checks and unit-tests deploy/prometheus, parses the dashboards' queries); throws naming the install command when missing. */
+export function findPromtool(): string {
+  return requireTool('promtool');
 }

@@ -5,6 +5,7 @@
 import { connect as netConnect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
+import { recordSecret } from './test-logs.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON
 export type Json = any;
@@ -223,6 +224,7 @@ export function connectV1(transport: V1Transport, server: { httpUrl: string; tcp
 }
 
 async function authenticate(client: V1Client, token: string): Promise<void> {
+  recordSecret(token);
   client.sendText(`Bearer ${token}`);
   const reply = await client.next();
   const first: Json = Array.isArray(reply) ? reply[0] : undefined;
@@ -239,6 +241,7 @@ export async function postV1(
   headers: Record<string, string> = {},
   path = '/v1/http',
 ): Promise<{ status: number; json: Json }> {
+  recordSecret(token);
   const res = await fetch(httpUrl + path, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(token === null ? {} : { authorization: `Bearer ${token}` }), ...headers },

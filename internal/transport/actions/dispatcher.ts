@@ -15,8 +15,10 @@ import { quote } from '../../domain/ids.js';
 import type { Realm } from '../../domain/types.js';
 import { invalid, type LocusError, toLocusError } from '../../errors.js';
 import type { Access } from '../../service/access.js';
+import type { ActionTracing, Begun } from './action-tracing.js';
 import { errorReply, successReply, type Echo, type ParsedItem, type V1Reply } from './codec.js';
 import type { V1Answer, V1Batch, V1Caller, V1Handler, V1HandlerTable, V1Message } from './v1-handler.js';
+import type { V1Observer } from './v1-observer.js';
 
 /** How long a frame runs before it lets the event loop turn (ms). */
 const sliceMs = 4;
@@ -31,6 +33,10 @@ export interface DispatcherDeps {
   handlers: V1HandlerTable;
   /** Hears of failures that are not the client's (answered as `internal`). */
   onInternalError: (err: unknown) => void;
+  /** A span per action (observability/tracing); absent while tracing is off. */
+  tracing?: ActionTracing;
+  /** Hears of each message answered (metrics). */
+  observer?: V1Observer;
 }
 
 function lookup(handlers: V1HandlerTable, typ: string, act: string): V1Handler | undefined {
@@ -46,12 +52,6 @@ export interface Started {
   /** The replies to send, in request order (none for a successful message without `cid`). */
   replies: Promise<V1Reply[]>;
 }
-
-/**
- * A message under way: its reply to come; or a run of messages (runBatch): their replies to
- * come, in order, as one promise. In an object: an async function would wait for it.
- */
-type Begun = { reply: Promise<V1Reply | null> } | { replies: Promise<(V1Reply | null)[]> };
 
 /** A message of a run (Dispatcher.runOf). */
 interface RunMessage {
@@ -85,6 +85,7 @@ export class Dispatcher {
    * writes join theirs in one commit.
    */
   start(items: readonly ParsedItem[], caller: V1Caller, after: Promise<unknown> = Promise.resolve()): Started {
+    if (this.deps.observer !== undefined) caller = { ...caller, readAt: performance.now() };
     const begun = this.begin(items, caller, after);
     return {
       // Never rejects: a failure (there should be none: failures are replies) is the replies'.
@@ -127,8 +128,9 @@ export class Dispatcher {
       }
       if (!item.ok) {
         // Counted like any message: invalid input is no way around the rate limit.
-        const refused = await this.refusedByRateLimit(caller.principal);
-        begun.push({ reply: Promise.resolve(errorReply(item.typ, item.act, item.echo, refused ?? item.error)) });
+        const refused = (await this.refusedByRateLimit(caller.principal)) ?? item.error;
+        this.observe(caller, item.typ, item.act, refused.status);
+        begun.push({ reply: Promise.resolve(errorReply(item.typ, item.act, item.echo, refused)) });
         continue;
       }
       const handler = lookup(this.deps.handlers, item.message.typ, item.message.act);
@@ -137,7 +139,10 @@ export class Dispatcher {
         // A run of writes that can go to the store together (V1Handler.batch).
         const run = this.runOf(items, at, handler, sliceMaxWrites - sliceWrites);
         if (run.length > 1) {
-          const replies = await this.runBatch(run, handler, caller);
+          const tracing = this.deps.tracing;
+          const replies = await (tracing === undefined
+            ? this.runBatch(run, handler, caller)
+            : tracing.action((run[0] as RunMessage).message, true, run.length, caller, () => this.runBatch(run, handler, caller)));
           begun.push(replies);
           unsettled.push(replies.replies);
           sliceWrites += run.length;
@@ -201,23 +206,23 @@ export class Dispatcher {
       // Every message of a run names the same realm (runOf).
       ({ realm, errors } = await this.deps.access.enterRealmEach(caller.principal, this.realmNameOf((run[0] as RunMessage).message, first, caller), first.need, run.length));
     } catch (err) {
-      run.forEach(({ message, echo }, k) => (out[k] = this.failed(message, echo, err)));
+      run.forEach(({ message, echo }, k) => (out[k] = this.failed(message, echo, err, caller)));
       return { replies: Promise.resolve(out) };
     }
     const admitted: number[] = [];
     run.forEach(({ message, echo }, k) => {
       const error = errors[k];
       if (error === null || error === undefined) admitted.push(k);
-      else out[k] = this.failed(message, echo, error);
+      else out[k] = this.failed(message, echo, error, caller);
     });
     if (realm === null || admitted.length === 0) return { replies: Promise.resolve(out) };
     const settle = (results: readonly (V1Answer | Error)[] | null, failure: unknown): (V1Reply | null)[] => {
       admitted.forEach((k, j) => {
         const { message, echo } = run[k] as RunMessage;
         const answer = results === null ? undefined : results[j];
-        if (results === null) out[k] = this.failed(message, echo, failure);
-        else if (answer === undefined) out[k] = this.failed(message, echo, new Error('a batch gave no answer for a message'));
-        else if (answer instanceof Error) out[k] = this.failed(message, echo, answer);
+        if (results === null) out[k] = this.failed(message, echo, failure, caller);
+        else if (answer === undefined) out[k] = this.failed(message, echo, new Error('a batch gave no answer for a message'), caller);
+        else if (answer instanceof Error) out[k] = this.failed(message, echo, answer, caller);
         else out[k] = this.succeeded(message, echo, answer, caller);
       });
       return out;
@@ -271,8 +276,14 @@ export class Dispatcher {
     return given;
   }
 
-  /** Resolves once the message has begun (its realm entered, its handler called). */
-  private async run(message: V1Message, echo: Echo, handler: V1Handler | undefined, caller: V1Caller): Promise<{ reply: Promise<V1Reply | null> }> {
+  /** Resolves once the message has begun (its realm entered, its handler called); in a span while tracing is on. */
+  private run(message: V1Message, echo: Echo, handler: V1Handler | undefined, caller: V1Caller): Promise<{ reply: Promise<V1Reply | null> }> {
+    const tracing = this.deps.tracing;
+    if (tracing === undefined) return this.runMessage(message, echo, handler, caller);
+    return tracing.action(message, handler !== undefined, 1, caller, () => this.runMessage(message, echo, handler, caller));
+  }
+
+  private async runMessage(message: V1Message, echo: Echo, handler: V1Handler | undefined, caller: V1Caller): Promise<{ reply: Promise<V1Reply | null> }> {
     try {
       if (handler === undefined) {
         // An unknown action costs its caller as much as a known one.
@@ -284,15 +295,16 @@ export class Dispatcher {
       return {
         reply: answer.then(
           (done) => this.succeeded(message, echo, done, caller),
-          (err: unknown) => this.failed(message, echo, err),
+          (err: unknown) => this.failed(message, echo, err, caller),
         ),
       };
     } catch (err) {
-      return { reply: Promise.resolve(this.failed(message, echo, err)) };
+      return { reply: Promise.resolve(this.failed(message, echo, err, caller)) };
     }
   }
 
   private succeeded(message: V1Message, echo: Echo, answer: V1Answer, caller: V1Caller): V1Reply | null {
+    this.observe(caller, message.typ, message.act, 200);
     if (echo.cid === undefined && echo.rid === undefined) return null;
     // A `set`: no reply over HTTP (the client makes its own, compat 1.3); on a socket only
     // for a `cid` (every `cid` gets exactly one reply).
@@ -300,10 +312,17 @@ export class Dispatcher {
     return successReply(message, echo, answer);
   }
 
-  private failed(message: V1Message, echo: Echo, err: unknown): V1Reply {
+  private failed(message: V1Message, echo: Echo, err: unknown, caller: V1Caller): V1Reply {
     const error = toLocusError(err);
     if (error.code === 'internal') this.deps.onInternalError(err);
+    this.observe(caller, message.typ, message.act, error.status);
     return errorReply(message.typ, message.act, echo, error);
+  }
+
+  /** Tells the observer (if any) that a message was answered. */
+  private observe(caller: V1Caller, typ: string | null, act: string | null, status: number): void {
+    const observer = this.deps.observer;
+    if (observer !== undefined) observer.answered(caller.connection?.transport ?? 'http', typ, act, status, caller.readAt ?? performance.now());
   }
 
   private unknown(message: V1Message): Error {

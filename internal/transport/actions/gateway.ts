@@ -6,6 +6,7 @@
 import { closeCodeOf, LocusError } from '../../errors.js';
 import { encodeFrameError } from './codec.js';
 import { Session, type SessionDeps, type Wire } from './session.js';
+import type { SocketTransport } from './v1-observer.js';
 
 export interface GatewayStats {
   connections: number;
@@ -27,7 +28,7 @@ interface Connection extends ConnectionInfo {
 }
 
 /** The wire, noting the close code and reason the session closes it with. */
-function recordingWire(wire: Wire, connection: Connection): Wire {
+function recordingWire(wire: Wire, connection: Connection, transport: SocketTransport): Wire {
   return {
     send: (text) => wire.send(text),
     bufferedBytes: () => wire.bufferedBytes(),
@@ -39,6 +40,7 @@ function recordingWire(wire: Wire, connection: Connection): Wire {
     pause: () => wire.pause(),
     resume: () => wire.resume(),
     remoteAddress: wire.remoteAddress,
+    transport,
   };
 }
 
@@ -68,11 +70,20 @@ export class ActionGateway {
     }
     const connection: Connection = { ...info, opened: Date.now() };
     logger.info(info, 'connection opened');
-    const session = new Session(this.deps, recordingWire(wire, connection), (closed) => {
-      if (this.sessions.delete(closed)) this.droppedByClosed += closed.dropped;
-      const { opened, ...fields } = connection;
-      logger.info({ ...fields, durationMs: Date.now() - opened, closedBy: fields.closeCode === undefined ? 'peer' : 'server' }, 'connection closed');
-    });
+    const transport: SocketTransport = info.transport === 'websocket' ? 'ws' : 'tcp';
+    this.deps.observer?.connectionOpened(transport);
+    const session = new Session(
+      this.deps,
+      recordingWire(wire, connection, transport),
+      (closed) => {
+        if (this.sessions.delete(closed)) {
+          this.droppedByClosed += closed.dropped;
+          this.deps.observer?.connectionClosed(transport);
+        }
+        const { opened, ...fields } = connection;
+        logger.info({ ...fields, durationMs: Date.now() - opened, closedBy: fields.closeCode === undefined ? 'peer' : 'server' }, 'connection closed');
+      },
+    );
     this.sessions.add(session);
     return session;
   }

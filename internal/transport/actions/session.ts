@@ -32,8 +32,10 @@ import {
   encodeReplies,
   parseFrame,
 } from './codec.js';
+import type { PushOutcome, PushTracing } from './action-tracing.js';
 import type { Dispatcher } from './dispatcher.js';
 import type { V1Connection } from './v1-handler.js';
+import type { SocketTransport, V1Observer } from './v1-observer.js';
 import { splitRealmKey } from '../../domain/realm-key.js';
 
 /** What a transport provides to a session. */
@@ -49,6 +51,8 @@ export interface Wire {
   resume(): void;
   /** The peer's address, for logs and the per-address limit on failed authentications. */
   readonly remoteAddress: string;
+  /** Which socket it is (metrics); absent: not said. */
+  readonly transport?: SocketTransport;
 }
 
 export interface SessionLimits {
@@ -79,6 +83,10 @@ export interface SessionDeps {
   logger: Logger;
   /** Hears of each signed-in connection: presence claims of data providers (JWT `dpv`, compat 6). */
   presence?: { connectionOpened(connection: V1Connection): void };
+  /** A span per push to the subscriber (observability/tracing); absent while tracing is off. */
+  tracing?: PushTracing;
+  /** Hears of messages answered, events dropped and sign-ins refused (metrics). */
+  observer?: V1Observer;
 }
 
 type Inbound =
@@ -165,6 +173,11 @@ export class Session implements EventSink, V1Connection {
     return this.droppedTotal;
   }
 
+  /** Which socket carries the connection (V1Connection). */
+  get transport(): SocketTransport | undefined {
+    return this.wire.transport;
+  }
+
   /** The principal the connection signed in with (V1Connection); only asked once signed in. */
   get principal(): Principal {
     if (this.signedIn === null) throw new Error('the connection has not signed in');
@@ -177,9 +190,12 @@ export class Session implements EventSink, V1Connection {
    */
   push(messages: readonly object[]): void {
     if (this.state !== 'open' || messages.length === 0) return;
+    const traced = this.deps.tracing?.push(this.transport, messages.length);
     const text = encodePush(messages);
-    if (this.repliedSeq === this.startedSeq) this.writePush(text, messages.length);
+    let outcome: PushOutcome = 'held';
+    if (this.repliedSeq === this.startedSeq) outcome = this.writePush(text, messages.length);
     else this.held.push({ seq: this.startedSeq, push: text, count: messages.length });
+    traced?.(outcome);
   }
 
   onClose(listener: () => void): void {
@@ -254,8 +270,11 @@ export class Session implements EventSink, V1Connection {
 
   deliver(_realm: string, events: readonly LocusEvent[]): void {
     if (this.state !== 'open') return;
-    if (this.repliedSeq === this.startedSeq) this.writeEvents(events);
+    const traced = this.deps.tracing?.push(this.transport, events.length);
+    let outcome: PushOutcome = 'held';
+    if (this.repliedSeq === this.startedSeq) outcome = this.writeEvents(events);
     else this.held.push({ seq: this.startedSeq, events });
+    traced?.(outcome);
   }
 
   realmDeleted(realm: string, ids: readonly string[]): void {
@@ -329,14 +348,14 @@ export class Session implements EventSink, V1Connection {
     }
     const secret = item.kind === 'text' ? bearerSecret(item.text.trim()) : null;
     if (secret === null) {
-      this.refuseSignIn(new LocusError('unauthorized', 'the first message must be "Bearer <token>"'));
+      this.refuseSignIn(new LocusError('unauthorized', 'the first message must be "Bearer <token>"'), false);
       return;
     }
     let principal: Principal;
     try {
       principal = await this.deps.access.authenticate(secret, this.wire.remoteAddress);
     } catch (err) {
-      this.refuseSignIn(toLocusError(err));
+      this.refuseSignIn(toLocusError(err), true);
       return;
     }
     if (this.state !== 'handshake') return;
@@ -372,9 +391,10 @@ export class Session implements EventSink, V1Connection {
   }
 
   /** A failed sign-in: the `sys`/`aut` error; the connection stays open. */
-  private refuseSignIn(err: LocusError): void {
+  private refuseSignIn(err: LocusError, tokenGiven: boolean): void {
     if (this.state !== 'handshake') return;
     const error = err.code === 'internal' ? new LocusError('unavailable', 'sign-in could not be checked; try again') : err;
+    this.observeSignInRefused(error, tokenGiven);
     this.deps.logger.info({ remoteAddress: this.wire.remoteAddress, reason: error.message }, 'v1 authentication failed');
     this.wire.send(encodeAuthFailure(error));
   }
@@ -384,8 +404,14 @@ export class Session implements EventSink, V1Connection {
     if (this.state !== 'handshake') return;
     this.deps.logger.info({ remoteAddress: this.wire.remoteAddress, reason: message }, 'v1 authentication failed');
     const error = new LocusError('unauthorized', message);
+    this.observeSignInRefused(error, false);
     this.wire.send(encodeAuthFailure(error));
     this.closeWith(closeCodeOf(error), 'unauthorized');
+  }
+
+  private observeSignInRefused(error: LocusError, tokenGiven: boolean): void {
+    const transport = this.wire.transport;
+    if (transport !== undefined) this.deps.observer?.signInRefused(transport, error, tokenGiven);
   }
 
   /** A message that is not text: the end of a broken stream, or one that is not UTF-8. */
@@ -481,30 +507,33 @@ export class Session implements EventSink, V1Connection {
     else if (reply.text !== null) this.wire.send(reply.text);
   }
 
-  private writeEvents(events: readonly LocusEvent[]): void {
+  private writeEvents(events: readonly LocusEvent[]): PushOutcome {
     const limit = this.deps.limits.sendBufferBytes;
     if (this.wire.bufferedBytes() > limit) {
       this.drop(events.length);
-      return;
+      return 'dropped';
     }
     this.overSince = null;
     this.noticeDrops();
     for (const text of encodeEventMessages(events)) this.wire.send(text);
+    return 'written';
   }
 
-  private writePush(text: string, count: number): void {
+  private writePush(text: string, count: number): PushOutcome {
     if (this.wire.bufferedBytes() > this.deps.limits.sendBufferBytes) {
       this.drop(count);
-      return;
+      return 'dropped';
     }
     this.overSince = null;
     this.noticeDrops();
     this.wire.send(text);
+    return 'written';
   }
 
   private drop(count: number): void {
     this.droppedSinceNotice += count;
     this.droppedTotal += count;
+    if (this.wire.transport !== undefined) this.deps.observer?.dropped(this.wire.transport, count);
     if (this.overSince !== null) return;
     this.overSince = Date.now();
     this.slowTimer = unrefTimer(this.deps.limits.slowConsumerMs, () => {

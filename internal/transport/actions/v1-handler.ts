@@ -9,6 +9,7 @@
  * the reply's payload; unknown keys are ignored (compat 3.7), bad values are LocusErrors.
  */
 import type { Principal, Right } from '../../auth/principal.js';
+import type { SocketTransport } from './v1-observer.js';
 import type { Realm } from '../../domain/types.js';
 import type { EventSink } from '../../service/subscriptions.js';
 
@@ -46,6 +47,8 @@ export interface V1Connection {
   push(messages: readonly object[]): void;
   /** Runs once when the connection ends, whatever the cause (subscriptions, pub/sub, presence clean up). */
   onClose(listener: () => void): void;
+  /** Which socket carries it (metrics, traces); absent: not said. */
+  readonly transport?: SocketTransport;
 }
 
 export interface V1Caller {
@@ -57,6 +60,8 @@ export interface V1Caller {
    * connection's session; null or absent over HTTP.
    */
   sink?: EventSink | null;
+  /** When the frame was read (performance.now()), set by the dispatcher while it has an observer. */
+  readAt?: number;
 }
 
 /**

@@ -11,7 +11,8 @@ import type { Principal } from '../../auth/authenticator.js';
 import type { Realm } from '../../domain/types.js';
 import { acceptedRequestId, routeTemplateOf, sourceAddress } from './request-context.js';
 
-function realmIdOf(res: Response): string | undefined {
+/** The realm a request entered (its id), or its principal's realm; undefined when neither is known. */
+export function realmIdOf(res: Response): string | undefined {
   const realm = res.locals.realm as Realm | undefined;
   if (realm !== undefined) return realm.id;
   return (res.locals.principal as Principal | undefined)?.realm ?? undefined;

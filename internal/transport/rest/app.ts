@@ -53,6 +53,15 @@ export interface RestDeps {
   openConnections: () => number;
   /** More routes, mounted before the 404 handler (`POST /v1/http`). */
   routers?: Router[];
+  /** A span per request (observability/tracing); absent while tracing is off. */
+  traceRequests?: RequestHandler;
+  /** LOCUS_METRICS: the metrics' middleware and `GET /metrics`; null or absent: neither (a 404). */
+  metrics?: RestMetricsHooks | null;
+}
+
+export interface RestMetricsHooks {
+  middleware: RequestHandler;
+  route: RequestHandler;
 }
 
 const success = { result: 'success' } as const;
@@ -256,7 +265,9 @@ export function createRestApp(deps: RestDeps): express.Express {
   app.disable('etag');
   app.set('case sensitive routing', true);
   app.set('strict routing', false);
+  if (deps.traceRequests !== undefined) app.use(deps.traceRequests);
   app.use(accessLog(deps.logger));
+  if (deps.metrics) app.use(deps.metrics.middleware);
   const startedAt = performance.now();
   if (deps.corsOrigins.length > 0) app.use(cors(deps.corsOrigins, { credentials: deps.authCookieName !== null }));
 
@@ -273,6 +284,8 @@ export function createRestApp(deps: RestDeps): express.Express {
     // A bus outage leaves reads and writes working: ready, with the outage in `detail`.
     res.status(ready ? 200 : errorCatalogue.unavailable.status).json({ status: ready ? 'ready' : 'unavailable', ...(bus.ok ? {} : { detail: `event bus: ${bus.detail}` }) });
   });
+  // Prometheus text format, no token: it holds no id, token or data (docs/operations.md "Metrics").
+  if (deps.metrics) app.get('/metrics', deps.metrics.route);
   app.get('/v2/version', (_req, res) => {
     res.json(deps.build);
   });

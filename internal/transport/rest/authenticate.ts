@@ -83,12 +83,15 @@ async function presentedSecret(req: Request, res: Response, sources: SecretSourc
 
 export function authenticate(access: Access, logger: Logger, sources: SecretSources = {}): RequestHandler {
   return async (req, res, next) => {
+    let secret: string | null | undefined;
     try {
-      const secret = await presentedSecret(req, res, sources);
+      secret = await presentedSecret(req, res, sources);
       res.locals.principal = await access.authenticate(secret, sourceAddress(req) ?? null);
       if (secret !== null) presented.set(res, secret);
     } catch (err) {
       if (err instanceof LocusError && err.code === 'unauthorized') {
+        // For the metrics (observability/metrics/rest-metrics.ts): why it failed, never the token.
+        res.locals.authFailure = secret === null ? 'missing' : 'invalid';
         logger.info(
           {
             reason: err.message,

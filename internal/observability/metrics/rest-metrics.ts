@@ -1,0 +1,99 @@
+/**
+ * The one Express middleware of the metrics: each answered request counted and timed by
+ * method, route template and status (`locus_http_requests_total`,
+ * `locus_http_request_duration_seconds`), and its refusals counted: 401 and 403 as
+ * authentication failures, 429 as rate limited (protocol `v1` on the v1-over-HTTP paths,
+ * `rest` elsewhere). The route is the template the request matched, joined with its
+ * router's mount path (`/v2/realm/:realm/object/:id`), never the path itself; a request
+ * that matched no route is `unmatched`. So every label is from a bounded set.
+ */
+import type { Request, RequestHandler, Response } from 'express';
+import { routeTemplateOf } from '../../transport/rest/request-context.js';
+import { v1HttpPaths } from '../../transport/http/v1-http.js';
+import type { CounterCell, HistogramCell, LeanCounter, LeanHistogram } from './lean-series.js';
+
+export const UNMATCHED_ROUTE = 'unmatched';
+
+/** What authenticate.ts notes in `res.locals.authFailure` when it refuses a request. */
+export type AuthFailureReason = 'missing' | 'invalid' | 'forbidden';
+
+interface RouteRow {
+  requests: CounterCell;
+  duration: HistogramCell;
+  /** The refusal this status counts as, if any. */
+  refusal: CounterCell | null;
+}
+
+export interface RestSeries {
+  requests: LeanCounter;
+  duration: LeanHistogram;
+  rateLimited: LeanCounter;
+  authFailures: LeanCounter;
+}
+
+/** The route template of an answered request (see the module comment). */
+export function routeLabel(req: Request, res: Response): string {
+  const route = (req as { route?: { path?: unknown } }).route;
+  if (route !== undefined && Array.isArray(route.path)) {
+    const paths = route.path as unknown[];
+    const base = (res.locals.routeBase as string | undefined) ?? '';
+    const matched = paths.find((p) => p === req.path) ?? paths[0];
+    return typeof matched === 'string' ? base + matched : UNMATCHED_ROUTE;
+  }
+  return routeTemplateOf(req, res) ?? UNMATCHED_ROUTE;
+}
+
+const startedAt = Symbol('metrics.startedAt');
+type Timed = Response & { [startedAt]?: number };
+
+export class RestMetrics {
+  private readonly rows = new Map<string, RouteRow>();
+  private readonly v1Paths: ReadonlySet<string> = new Set(v1HttpPaths);
+
+  /** The `finish` listener of every response (`this` is the response): one function for all, no closure per request. */
+  private readonly finished: (this: Response) => void;
+
+  constructor(private readonly series: RestSeries) {
+    const record = (res: Response): void => this.record(res);
+    this.finished = function (this: Response): void {
+      record(this);
+    };
+  }
+
+  /** Install once, first in the chain (before the routers and the error handler). */
+  readonly middleware: RequestHandler = (_req, res, next) => {
+    (res as Timed)[startedAt] = performance.now();
+    res.once('finish', this.finished);
+    next();
+  };
+
+  private record(res: Response): void {
+    const req = res.req;
+    const started = (res as Timed)[startedAt] ?? performance.now();
+    const status = res.statusCode;
+    const route = routeLabel(req, res);
+    const key = `${req.method} ${status} ${route}`;
+    let row = this.rows.get(key);
+    if (row === undefined) {
+      row = this.newRow(req.method, route, status, res);
+      // Refusals of 401 differ by reason: kept per request, not in the row.
+      if (status !== 401) this.rows.set(key, row);
+    }
+    row.requests.inc();
+    row.duration.observe((performance.now() - started) / 1000);
+    row.refusal?.inc();
+  }
+
+  private newRow(method: string, route: string, status: number, res: Response): RouteRow {
+    const code = String(status);
+    const protocol = this.v1Paths.has(route) ? 'v1' : 'rest';
+    let refusal: CounterCell | null = null;
+    if (status === 429) refusal = this.series.rateLimited.cell(protocol);
+    else if (status === 403) refusal = this.series.authFailures.cell(protocol, 'forbidden');
+    else if (status === 401) {
+      const reason = (res.locals.authFailure as AuthFailureReason | undefined) === 'missing' ? 'missing' : 'invalid';
+      refusal = this.series.authFailures.cell(protocol, reason);
+    }
+    return { requests: this.series.requests.cell(method, route, code), duration: this.series.duration.cell(method, route, code), refusal };
+  }
+}
