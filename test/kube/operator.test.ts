@@ -21,6 +21,7 @@ import { kubeToolPath, startKubeApiServer, type KubeApiServer } from '../support
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
 import { startOperatorProcess, type OperatorProcess } from '../support/operator-process.js';
 import { spawnServer, type ServerProcess } from '../support/server-process.js';
+import { recordSecret } from '../support/test-logs.js';
 
 const crdYaml = readFileSync(new URL('../../../crds/realms.locus.dev.yaml', import.meta.url), 'utf8');
 const ADMIN = 'operator-test-admin-token-0123456789';
@@ -162,6 +163,8 @@ void describe('the Kubernetes operator on a real kube-apiserver, with an API pro
     const json = res.body as SecretJson;
     const data: Record<string, string> = {};
     for (const [k, v] of Object.entries(json.data ?? {})) data[k] = Buffer.from(v, 'base64').toString('utf8');
+    // Tokens and signing keys the operator made: no log of any process may hold them.
+    for (const [k, v] of Object.entries(data)) if (k === 'token' || k === 'signingKey' || k.startsWith('retired.')) recordSecret(v);
     return { json, data };
   }
   async function credentials(ns: string, realm: string): Promise<Record<string, string>> {

@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './kube-apiserver.js';
+import { captureChildOutput } from './test-logs.js';
 
 const operatorScript = fileURLToPath(new URL('../../cmd/operator.js', import.meta.url));
 
@@ -35,6 +36,8 @@ export async function startOperatorProcess(identity: string, env: Record<string,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // Into the run's log directory too: the run's check finds any token there (test-logs.ts).
+  captureChildOutput(child);
   let out = '';
   child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (out += chunk.toString()));
