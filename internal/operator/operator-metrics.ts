@@ -1,6 +1,7 @@
 /** The operator's own prom-client registry, from OPERATOR_METRICS (observability/metric-catalogue.ts), default metrics included. */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { OPERATOR_METRICS } from '../observability/metric-catalogue.js';
+import { LINT_FAILING_DEFAULTS } from '../observability/metrics/registry.js';
 
 export interface OperatorMetrics {
   readonly registry: Registry;
@@ -12,6 +13,8 @@ export interface OperatorMetrics {
 export function createOperatorMetrics(): OperatorMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  // As the API processes do (observability/metrics/registry.ts): gauges named like counters fail promtool's lint.
+  for (const name of LINT_FAILING_DEFAULTS) registry.removeSingleMetric(name);
   const m = OPERATOR_METRICS;
   const reconciles = new Counter({ name: m.reconciles.name, help: m.reconciles.help, labelNames: [...m.reconciles.labels], registers: [registry] });
   const errors = new Counter({ name: m.reconcileErrors.name, help: m.reconcileErrors.help, registers: [registry] });

@@ -19,6 +19,7 @@ import { call, type Reply } from '../support/harness.js';
 import { signToken } from '../support/hivekit-wire.js';
 import { kubeToolPath, startKubeApiServer, type KubeApiServer } from '../support/kube-apiserver.js';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
+import { findPromtool } from '../support/tools.js';
 import { startOperatorProcess, type OperatorProcess } from '../support/operator-process.js';
 import { spawnServer, type ServerProcess } from '../support/server-process.js';
 import { recordSecret } from '../support/test-logs.js';
@@ -411,6 +412,8 @@ void describe('the Kubernetes operator on a real kube-apiserver, with an API pro
     assert.match(metrics.text, /locus_operator_reconciles_total\{result="success"\} [1-9]/);
     assert.match(metrics.text, /locus_operator_reconcile_duration_seconds_count [1-9]/);
     assert.match(metrics.text, /locus_operator_queue_depth 0/);
+    const check = spawnSync(findPromtool(), ['check', 'metrics'], { input: metrics.text, encoding: 'utf8' });
+    assert.equal(check.status, 0, `promtool check metrics: ${check.stdout}${check.stderr}`);
     // Nothing the operators did was refused by RBAC (Events included, which are best effort).
     assert.doesNotMatch(logs(), /HTTP 403/);
   });
