@@ -106,6 +106,26 @@ export function sameSettings(a: RealmSettings, b: RealmSettings): boolean {
   return a.connectionTimeout === b.connectionTimeout && a.historyRetentionDays === b.historyRetentionDays && a.rateLimit === b.rateLimit;
 }
 
+/**
+ * The Realm that owns the realm id `realm` declares, when it is another one: of the Realms of
+ * the namespace declaring that id and not being deleted, the oldest (creation time, then name).
+ * Null when `realm` owns it (or nobody else declares it). Two Realms must not share one realm:
+ * the later one is refused, and deleting it leaves the owner's realm alone.
+ */
+export function realmIdOwner(realm: RealmResource, namespaceRealms: readonly RealmResource[]): RealmResource | null {
+  const id = realmIdOf(realm);
+  const order = (r: RealmResource): string => `${r.metadata.creationTimestamp ?? ''}\u0000${r.metadata.name}`;
+  let owner: RealmResource | null = null;
+  for (const other of namespaceRealms) {
+    if (other.metadata.name === realm.metadata.name || other.metadata.deletionTimestamp !== undefined || realmIdOf(other) !== id) continue;
+    if (owner === null || order(other) < order(owner)) owner = other;
+  }
+  if (owner === null) return null;
+  // A Realm being deleted owns nothing; otherwise the older one wins.
+  if (realm.metadata.deletionTimestamp !== undefined) return owner;
+  return order(owner) < order(realm) ? owner : null;
+}
+
 /** `<name>-locus-credentials`, shortened with a hash when the Realm's name is too long for a Secret name. */
 export function credentialsSecretName(realmName: string): string {
   const suffix = '-locus-credentials';

@@ -33,6 +33,7 @@ import {
   MANAGED_BY_LABEL,
   nextStep,
   REALM_LABEL,
+  realmIdOwner,
   RETIRED_KEYS_ANNOTATION,
   RETIRED_PREFIX,
   retiredKeys,
@@ -61,6 +62,19 @@ export interface ReconcilerDeps {
   /** How long a rotated-out tenant key keeps being accepted. */
   keyGraceMs: number;
   log: Pick<Logger, 'info' | 'warn' | 'error' | 'debug'>;
+  /** The Realms of a namespace as the watch sees them (for realm ids declared twice); default none. */
+  realmsOf?: (namespace: string) => RealmResource[];
+}
+
+/** A failure with a reason of its own for the status conditions (default `ReconcileFailed`). */
+export class ReconcileError extends Error {
+  override readonly name = 'ReconcileError';
+  constructor(
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 /** Scope of the opaque token a credentials Secret holds: devices write. */
@@ -104,6 +118,10 @@ export class Reconciler {
   private async provision(realm: RealmResource): Promise<ProcessResult> {
     const desired = desiredRealm(realm);
     const { tenant, realmId } = desired;
+    const owner = realmIdOwner(realm, this.deps.realmsOf?.(tenant) ?? []);
+    if (owner !== null) {
+      throw new ReconcileError('RealmIdConflict', `realm id ${realmId} is already declared by Realm ${owner.metadata.name} of this namespace; give this Realm another spec.realmId`);
+    }
     await this.ensureTenant(tenant);
     const tenantKey = await this.withTenantLock(tenant, () => this.ensureTenantKey(realm, tenant));
 
@@ -292,6 +310,15 @@ export class Reconciler {
     const { tenant, realmId } = desiredRealm(realm);
     const key = realmKey(tenant, realmId);
     const policy = deletionPolicyOf(realm);
+    const owner = realmIdOwner(realm, this.deps.realmsOf?.(tenant) ?? []);
+    if (owner !== null) {
+      // Another Realm declares this realm id: revoke what this Realm's Secret holds, if anything, and leave the realm alone.
+      await this.revokeOwnCredentials(realm, tenant, realmId);
+      await kube.deleteSecret(tenant, credentialsSecretName(realm.metadata.name));
+      await kube.setFinalizers(realm, withFinalizer(realm.metadata.finalizers, false));
+      this.deps.log.info({ realm: `${tenant}/${realmId}`, owner: owner.metadata.name }, 'Realm finalized; its realm id belongs to another Realm, left alone');
+      return;
+    }
     // Credentials first: the realm's tokens and realm-bound keys stop working at once.
     for (const token of await store.tokens.listByRealm(key)) {
       if (await store.tokens.delete(key, token.id)) control.announce({ kind: 'token.revoked', realm: key, hash: token.hash });
@@ -319,6 +346,22 @@ export class Reconciler {
     this.deps.log.info({ realm: `${tenant}/${realmId}`, policy }, 'realm finalized');
   }
 
+  /** Revokes the token and the realm-bound key this Realm's own credentials Secret names (only if they are this realm's). */
+  private async revokeOwnCredentials(realm: RealmResource, tenant: string, realmId: string): Promise<void> {
+    const secret = await this.deps.kube.getSecret(tenant, credentialsSecretName(realm.metadata.name));
+    if (secret === null || realm.metadata.uid === undefined || !secret.ownerUids.includes(realm.metadata.uid)) return;
+    const key = realmKey(tenant, realmId);
+    const valid = await this.credentialsValid(secret, tenant, realmId);
+    const tokenId = secret.data[CREDENTIAL_KEYS.tokenId];
+    const keyId = secret.data[CREDENTIAL_KEYS.keyId];
+    if (valid.token && tokenId !== undefined && (await this.deps.store.tokens.delete(key, tokenId))) {
+      this.deps.control.announce({ kind: 'token.revoked', realm: key, hash: hashSecret(secret.data[CREDENTIAL_KEYS.token] ?? '') });
+    }
+    if (valid.key && keyId !== undefined && (await this.deps.store.signingKeys.delete(tenant, keyId))) {
+      this.deps.control.announce({ kind: 'keys.changed', tenant });
+    }
+  }
+
   private async writeStatus(realm: RealmResource, outcome: Outcome): Promise<void> {
     const status = statusFor(realm, outcome, new Date(this.deps.clock()).toISOString());
     if (sameStatus(realm.status, status)) return;
@@ -328,21 +371,23 @@ export class Reconciler {
   /** Best effort: a failed reconcile's status and Warning Event (the failure itself is retried). */
   private async reportFailure(realm: RealmResource, err: unknown): Promise<void> {
     const message = err instanceof Error ? err.message : String(err);
+    const reason = err instanceof ReconcileError ? err.reason : 'ReconcileFailed';
     let realmId = realm.metadata.name;
     let provisioned = false;
     try {
       const desired = desiredRealm(realm);
       realmId = desired.realmId;
-      provisioned = (await this.deps.store.realms.get(realmKey(desired.tenant, desired.realmId))) !== null;
+      // A Realm refused for its realm id has provisioned nothing, whatever the store holds under that id.
+      provisioned = !(err instanceof ReconcileError) && (await this.deps.store.realms.get(realmKey(desired.tenant, desired.realmId))) !== null;
     } catch {
       provisioned = false;
     }
     try {
-      await this.writeStatus(realm, { kind: 'failed', realmId, provisioned, reason: 'ReconcileFailed', message });
+      await this.writeStatus(realm, { kind: 'failed', realmId, provisioned, reason, message });
     } catch (statusErr) {
       this.deps.log.warn({ err: statusErr }, 'could not write the status of a failed reconcile');
     }
-    await this.event(realm, 'Warning', 'ReconcileFailed', message);
+    await this.event(realm, 'Warning', reason, message);
   }
 
   private async event(realm: RealmResource, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {

@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import { ConfigError } from '../config/config.js';
 import { openBus } from '../events/open-bus.js';
 import type { EventBus } from '../events/port.js';
-import { REALM_GROUP, REALM_PLURAL, REALM_VERSION } from '../kube/realm-resource.js';
+import { REALM_GROUP, REALM_PLURAL, REALM_VERSION, type RealmResource } from '../kube/realm-resource.js';
 import { installSignalShutdown } from '../lifecycle/signal-shutdown.js';
 import { createLogger } from '../observability/logger.js';
 import { noChangeListener } from '../service/changes.js';
@@ -120,9 +120,11 @@ export async function startOperator(config: OperatorConfig, logger: Logger): Pro
     clock: systemClock,
     keyGraceMs: config.keyGraceMs,
     log: logger,
+    realmsOf: (namespace) => watches.flatMap((watch) => watch.informer.list(namespace) as unknown as RealmResource[]),
   });
 
   let queue: WorkQueue | null = null;
+  let watches: RealmWatch[] = [];
   const newQueue = (): WorkQueue =>
     new WorkQueue((key) => reconciler.reconcileKey(key), {
       workers: config.workers,
@@ -143,7 +145,7 @@ export async function startOperator(config: OperatorConfig, logger: Logger): Pro
       },
     });
 
-  const watches = (config.namespaces.length === 0 ? [null] : config.namespaces).map(
+  watches = (config.namespaces.length === 0 ? [null] : config.namespaces).map(
     (ns) => new RealmWatch(kube, ns, (key) => queue?.add(key), logger),
   );
   const enqueueAll = (): void => {

@@ -119,6 +119,7 @@ void describe('operator reconcile on a real store, fake API server', () => {
       clock,
       keyGraceMs: 60_000,
       log: silent,
+      realmsOf: (ns) => [...kube.realms.values()].filter((r) => r.metadata.namespace === ns),
     });
   });
   after(async () => {
@@ -191,6 +192,28 @@ void describe('operator reconcile on a real store, fake API server', () => {
     assert.match(ready?.message ?? '', /realm id sys is reserved/);
     assert.equal(status?.conditions?.find((c) => c.type === 'Degraded')?.status, 'True');
     assert.ok(kube.events.some((e) => e.realm === 'reserved' && e.type === 'Warning' && e.reason === 'ReconcileFailed'));
+  });
+
+  void it('a second Realm declaring a realm id already declared is refused, and deleting it leaves the first one alone', async () => {
+    kube.apply({ apiVersion: 'locus.dev/v1alpha1', kind: 'Realm', metadata: { name: 'first', namespace: 'ns-c', creationTimestamp: '2026-01-01T00:00:00Z' }, spec: { realmId: 'shared' } });
+    await reconciler.reconcile('ns-c', 'first');
+    kube.apply({ apiVersion: 'locus.dev/v1alpha1', kind: 'Realm', metadata: { name: 'second', namespace: 'ns-c', creationTimestamp: '2026-01-01T00:00:05Z' }, spec: { realmId: 'shared', deletionPolicy: 'Delete' } });
+    await assert.rejects(reconciler.reconcile('ns-c', 'second'), /realm id shared is already declared by Realm first/);
+    const status = kube.realm('ns-c', 'second')?.status;
+    assert.equal(status?.phase, 'Provisioning');
+    assert.equal(status?.conditions?.find((c) => c.type === 'Ready')?.reason, 'RealmIdConflict');
+    assert.ok(kube.events.some((e) => e.realm === 'second' && e.reason === 'RealmIdConflict'));
+    assert.equal(await kube.getSecret('ns-c', 'second-locus-credentials'), null);
+
+    const second = kube.realm('ns-c', 'second');
+    assert.ok(second !== undefined);
+    second.metadata.deletionTimestamp = new Date(now).toISOString();
+    await reconciler.reconcile('ns-c', 'second');
+    assert.equal(kube.realm('ns-c', 'second'), undefined);
+    const key = realmKey('ns-c', 'shared');
+    assert.notEqual(await store.realms.get(key), null, 'the first Realm keeps its realm');
+    const creds = (await kube.getSecret('ns-c', 'first-locus-credentials'))?.data ?? {};
+    assert.notEqual(await store.tokens.findByHash(hashSecret(creds[CREDENTIAL_KEYS.token] ?? '')), null, 'and its credentials');
   });
 
   void it('deletion: Retain keeps the realm and its data, Delete drops them; both revoke credentials and release the Realm', async () => {

@@ -7,6 +7,7 @@ import {
   dueRetiredKeys,
   FINALIZER,
   nextStep,
+  realmIdOwner,
   retiredKeys,
   retiredKeysAnnotation,
   ROTATE_ANNOTATION,
@@ -48,6 +49,19 @@ void describe('operator desired state', () => {
     assert.deepEqual(desiredRealm(realm()).settings, { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null });
     assert.equal(desiredRealm(realm()).realmId, 'fleet');
     assert.throws(() => desiredRealm(realm({ namespace: undefined })), /no namespace/);
+  });
+
+  void it('the oldest live Realm declaring a realm id owns it', () => {
+    const a = realm({ name: 'a', creationTimestamp: '2026-01-01T00:00:00Z' }, { realmId: 'x' });
+    const b = realm({ name: 'b', creationTimestamp: '2026-01-02T00:00:00Z' }, { realmId: 'x' });
+    const c = realm({ name: 'c', creationTimestamp: '2025-01-01T00:00:00Z' }, { realmId: 'y' });
+    assert.equal(realmIdOwner(a, [a, b, c]), null);
+    assert.equal(realmIdOwner(b, [a, b, c])?.metadata.name, 'a');
+    const aGoing = { ...a, metadata: { ...a.metadata, deletionTimestamp: '2026-02-01T00:00:00Z' } };
+    assert.equal(realmIdOwner(b, [aGoing, b]), null, 'a Realm being deleted owns nothing');
+    assert.equal(realmIdOwner(aGoing, [aGoing, b])?.metadata.name, 'b');
+    const twin = realm({ name: 'a2', creationTimestamp: '2026-01-01T00:00:00Z' }, { realmId: 'x' });
+    assert.equal(realmIdOwner(twin, [a, twin])?.metadata.name, 'a', 'same time: the name decides');
   });
 
   void it('names the credentials Secret after the Realm, within 253 characters', () => {
