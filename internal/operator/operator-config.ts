@@ -79,7 +79,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv): OperatorConfig {
     keyGraceMs: int(env, 'LOCUS_OPERATOR_KEY_GRACE_SECONDS', 86_400, 0) * 1000,
     backoffBaseMs: int(env, 'LOCUS_OPERATOR_BACKOFF_BASE_MS', 500, 1),
     backoffCapMs: int(env, 'LOCUS_OPERATOR_BACKOFF_CAP_MS', 300_000, 1),
-    shutdownTimeoutMs: int(env, 'LOCUS_SHUTDOWN_TIMEOUT_MS', 30_000, 0),
+    shutdownTimeoutMs: int(env, 'LOCUS_SHUTDOWN_TIMEOUT_MS', 15_000, 0),
   };
   if (config.port > 65535) throw new ConfigError(`LOCUS_OPERATOR_PORT must be a port number 0..65535, got ${config.port}`);
   if (!logLevels.has(config.logLevel)) throw new ConfigError(`LOCUS_LOG_LEVEL must be one of ${[...logLevels].join(', ')}, got "${config.logLevel}"`);

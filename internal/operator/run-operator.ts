@@ -36,6 +36,8 @@ type RealmInformer = Informer<KubernetesObject> & ObjectCache<KubernetesObject>;
 class RealmWatch {
   readonly informer: RealmInformer;
   synced = false;
+  /** Set by an error; a start whose list failed resolves all the same (client-node reports it as an error event). */
+  private failed = false;
   private stopped = false;
   private restartTimer: NodeJS.Timeout | null = null;
 
@@ -62,6 +64,7 @@ class RealmWatch {
     this.informer.on('delete', enqueue);
     this.informer.on('error', (err) => {
       this.synced = false;
+      this.failed = true;
       if (this.stopped) return;
       this.log.warn({ err: err instanceof Error ? err.message : String(err), namespace }, 'Realm watch failed; restarting it');
       this.restartTimer = setTimeout(() => void this.start(), 2000);
@@ -71,9 +74,10 @@ class RealmWatch {
   async start(): Promise<void> {
     if (this.stopped) return;
     try {
-      // Resolves once the list is in and the watch is open.
+      // Resolves once the list is in and the watch is open, or once the list failed (an error event).
+      this.failed = false;
       await this.informer.start();
-      this.synced = true;
+      this.synced = !this.failed;
     } catch (err) {
       this.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'Realm list-watch could not start; retrying');
       if (!this.stopped) this.restartTimer = setTimeout(() => void this.start(), 2000);
