@@ -19,6 +19,10 @@ import { RealmService } from '../../internal/service/realms.js';
 import { TenantService } from '../../internal/service/tenants.js';
 import { openStore } from '../../internal/store/open-store.js';
 import type { Store } from '../../internal/store/port.js';
+import { MongoClient } from 'mongodb';
+import { controlDatabaseName, realmDatabaseName } from '../../internal/store/mongodb/names.js';
+import { mongoTestStore, type TestStore } from '../support/cluster.js';
+import { testMongoUri } from '../support/mongodb.js';
 
 /** An in-memory API server for Realms, Secrets and Events, counting writes. */
 class FakeKube implements KubePort {
@@ -98,15 +102,22 @@ class FakeKube implements KubePort {
 
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined };
 
-void describe('operator reconcile on a real store, fake API server', () => {
+/**
+ * The suite on one store: SQLite in memory always; a MongoDB store of its own too where
+ * LOCUS_TEST_MONGODB_URI is set (the GitHub workflow), where the realm's database and its
+ * indexes must exist after the first pass.
+ */
+function reconcileSuite(storeName: string, testStore: () => TestStore): void {
+void describe(`operator reconcile on a real store (${storeName}), fake API server`, () => {
   let store: Store;
+  const target = testStore();
   let kube: FakeKube;
   let reconciler: Reconciler;
   let now = Date.parse('2026-01-01T00:00:00Z');
   const announced: ControlMessage[] = [];
 
   before(async () => {
-    store = await openStore('sqlite::memory:');
+    store = await openStore(target.url ?? 'sqlite::memory:');
     kube = new FakeKube();
     const control = { announce: (m: ControlMessage) => announced.push(m) };
     const clock = (): number => now;
@@ -124,6 +135,7 @@ void describe('operator reconcile on a real store, fake API server', () => {
   });
   after(async () => {
     await store?.close();
+    await target.cleanup();
   });
 
   void it('one pass provisions everything; a second pass writes nothing', async () => {
@@ -151,6 +163,18 @@ void describe('operator reconcile on a real store, fake API server', () => {
     assert.equal(kube.writes, writes, 'idempotent: nothing written');
     assert.equal(kube.events.length, events);
     assert.equal((await store.tokens.listByRealm(realmKey('ns-a', 'fleet'))).length, 1);
+
+    if (target.url !== null) {
+      // MongoDB: the realm's database with its indexes, made by the store's put.
+      const client = new MongoClient(target.url, { serverSelectionTimeoutMS: 5000 });
+      try {
+        const name = realmDatabaseName(controlDatabaseName(target.url), realmKey('ns-a', 'fleet'));
+        const indexes = await client.db(name).collection('objects').listIndexes().toArray();
+        assert.ok(indexes.length > 1, `indexes of ${name}: ${JSON.stringify(indexes)}`);
+      } finally {
+        await client.close();
+      }
+    }
   });
 
   void it('mints again only what was revoked', async () => {
@@ -241,3 +265,7 @@ void describe('operator reconcile on a real store, fake API server', () => {
     }
   });
 });
+}
+
+reconcileSuite('SQLite', () => ({ url: null, cleanup: () => Promise.resolve() }));
+if (testMongoUri !== null) reconcileSuite('MongoDB', () => mongoTestStore(testMongoUri ?? ''));
