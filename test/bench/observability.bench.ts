@@ -1,12 +1,13 @@
 /**
- * `npm run bench`: what observability costs. Three servers as `npm start` runs them (child
+ * `npm run bench`: what observability costs. Servers as `npm start` runs them (child
  * processes, SQLite files in temp dirs, loopback), the same in all but one setting:
  * metrics off (LOCUS_METRICS=false), metrics on (the default), and metrics on with tracing on
  * (OTEL_TRACES_EXPORTER=otlp, every request sampled, spans sent over OTLP/HTTP to a sink in
  * this process that answers at once). Each realm has the 100 areas of the protocol bench.
  *
- * Two workloads, each run in rounds that visit the three servers in turn (a slow spell of the
- * host then falls on all of them), the median round reported:
+ * Two workloads, run in rounds; each round starts a fresh server per setting, in turn (a slow
+ * spell of the host then falls on all of them, and no process keeps an advantage of its own), the
+ * median round reported:
  * 1. ingest: `obj`/`blk` of 1,000 location updates over one TCP connection, 4 in flight;
  * 2. query: REST lists of the objects in a 50 km circle (about 100 of 10,000), 8 requests in
  *    flight over keep-alive connections.
@@ -52,8 +53,6 @@ interface Subject {
   server: BenchServer;
   token: string;
   client: V1Client;
-  ingest: Run[];
-  query: Run[];
 }
 
 /** An OTLP/HTTP endpoint that takes every export and answers 200 at once (counting what it got). */
@@ -170,7 +169,7 @@ async function prepare(setup: Setup): Promise<Subject> {
   const { token } = (await admin(server, 'POST', `/admin/v1/realm/${realm}/token`, { scope: 'write' })) as { token: string };
   for (const area of benchAreas()) await admin(server, 'POST', `/v2/realm/${realm}/area/${area.id}`, { label: area.id, shape: area.shape }, token);
   const client = await connectTcp(server.tcpPort, token);
-  return { setup, server, token, client, ingest: [], query: [] };
+  return { setup, server, token, client };
 }
 
 interface Figures {
@@ -180,7 +179,7 @@ interface Figures {
   queryCpu: number;
 }
 
-const figures = (s: Subject): Figures => ({
+const figures = (s: { ingest: readonly Run[]; query: readonly Run[] }): Figures => ({
   ingest: median(s.ingest.map((r) => r.rate)),
   ingestCpu: median(s.ingest.map((r) => r.cpuUs)),
   query: median(s.query.map((r) => r.rate)),
@@ -206,32 +205,33 @@ async function main(): Promise<void> {
       },
     },
   ];
-  log('starting three servers');
-  const subjects: Subject[] = [];
+  const runs = new Map<string, { ingest: Run[]; query: Run[] }>(setups.map((setup) => [setup.name, { ingest: [], query: [] }]));
+  const messages = batches(40, 1);
   try {
-    for (const setup of setups) subjects.push(await prepare(setup));
-    const messages = batches(40, 1);
-    // Every object exists (and has a location) before the first counted run of any server.
-    for (const subject of subjects) await ingest(subject, messages);
     for (let round = 1; round <= rounds; round++) {
-      // Each round starts with a different server, so that none always runs first or last.
-      const order = subjects.map((_s, i) => subjects[(i + round) % subjects.length] as Subject);
-      for (const subject of order) {
-        subject.ingest.push(await ingest(subject, messages));
-        subject.query.push(await query(subject, round * 10 + subjects.indexOf(subject)));
-        const i = subject.ingest.at(-1) as Run;
-        const q = subject.query.at(-1) as Run;
-        log(`round ${round}, ${subject.setup.name}: ${fmt(i.rate)} updates/s (${i.cpuUs.toFixed(1)} µs), ${fmt(q.rate)} lists/s (${q.cpuUs.toFixed(0)} µs)`);
+      // Each round starts fresh servers (no process keeps an advantage of its own: heap layout,
+      // compiled code, file placement), a different one first each round.
+      const order = setups.map((_s, i) => setups[(i + round) % setups.length] as Setup);
+      for (const setup of order) {
+        const subject = await prepare(setup);
+        try {
+          // Every object exists (and has a location) before the counted runs.
+          await ingest(subject, messages);
+          const i = await ingest(subject, messages);
+          const q = await query(subject, round * 10 + setups.indexOf(setup));
+          runs.get(setup.name)?.ingest.push(i);
+          runs.get(setup.name)?.query.push(q);
+          log(`round ${round}, ${setup.name}: ${fmt(i.rate)} updates/s (${i.cpuUs.toFixed(1)} µs), ${fmt(q.rate)} lists/s (${q.cpuUs.toFixed(0)} µs)`);
+        } finally {
+          await subject.client.close();
+          await stopBenchServer(subject.server);
+        }
       }
     }
   } finally {
-    for (const subject of subjects) {
-      await subject.client.close();
-      await stopBenchServer(subject.server);
-    }
     await sink.close();
   }
-  const [off, on, traced] = subjects.map(figures) as [Figures, Figures, Figures];
+  const [off, on, traced] = setups.map((setup) => figures(runs.get(setup.name) ?? { ingest: [], query: [] })) as [Figures, Figures, Figures];
   const within = (value: number, base: number): boolean => value >= base * 0.97;
   const row = (name: string, f: Figures, base: Figures | null): string =>
     `| ${name} | ${fmt(f.ingest)}${base === null ? '' : ` (${pct(f.ingest, base.ingest)})`} | ${(f.ingestCpu).toFixed(1)} | ` +
@@ -241,10 +241,10 @@ async function main(): Promise<void> {
   const out = [
     '## Observability cost (`test/bench/observability.bench.ts`)',
     '',
-    'Three servers (child processes, SQLite, 100 areas), alike but for metrics and tracing. Ingest: blk of 1,000',
+    'Servers (child processes, SQLite, 100 areas), alike but for metrics and tracing. Ingest: blk of 1,000',
     `location updates over one TCP connection, ${window} in flight. Query: REST lists of a 50 km circle (about 100 of`,
-    `${fmt(objectCount)} objects), ${queryConcurrency} in flight. ${rounds} rounds of ${runMs / 1000} s per workload and server, the servers in turn`,
-    '(a different one first each round); medians. Tracing on samples every request and sends the spans over OTLP/HTTP',
+    `${fmt(objectCount)} objects), ${queryConcurrency} in flight. ${rounds} rounds; in each, a fresh server per setting (a different setting first`,
+    `each round) runs ${runMs / 1000} s of each workload after a warm-up; medians of the rounds. Tracing on samples every request and sends the spans over OTLP/HTTP`,
     `(protobuf) to a sink in the bench process (${fmt(sink.bytes())} bytes received).`,
     '',
     '| Setting | Ingest, updates/s | server µs CPU per update | Query, lists/s | server µs CPU per list |',
