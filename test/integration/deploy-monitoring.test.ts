@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { catalogueNames } from '../../internal/observability/metric-catalogue.js';
+import { catalogueNames, operatorCatalogueNames } from '../../internal/observability/metric-catalogue.js';
 import {
   dashboardExprs,
   metricNames,
@@ -66,7 +66,7 @@ describe('deploy/prometheus and deploy/grafana (promtool)', () => {
   it('has rule files, rule tests and dashboards to check', () => {
     assert.deepEqual(ruleFiles, ['deploy/prometheus/locus-alerts.yaml']);
     assert.ok(ruleTestFiles.length >= 4, `rule tests: ${ruleTestFiles.join(', ')}`);
-    assert.deepEqual(dashboardFiles, ['deploy/grafana/locus-overview.json', 'deploy/grafana/locus-realm.json']);
+    assert.deepEqual(dashboardFiles, ['deploy/grafana/locus-operator.json', 'deploy/grafana/locus-overview.json', 'deploy/grafana/locus-realm.json']);
     // The light rule reader must see every rule promtool sees.
     const text = ruleFiles.map(readRepoFile).join('\n');
     assert.equal(rules.length, (text.match(/^\s*-\s+(record|alert):/gm) ?? []).length);
@@ -214,10 +214,10 @@ describe('deploy/prometheus and deploy/grafana (promtool)', () => {
       assert.deepEqual(unknownNames(exprs), []);
     });
 
-    it('cover every metric of the catalogue', () => {
+    it('cover every metric of the catalogue, the operator\'s too', () => {
       const named = new Set(exprs.flatMap((e) => metricNames(e.expr)).map((n) => n.replace(/_(bucket|sum|count)$/, '')));
       const rulesNamed = new Set(rules.flatMap((r) => metricNames(r.expr)).map((n) => n.replace(/_(bucket|sum|count)$/, '')));
-      const missing = catalogueNames().filter((name) => !named.has(name) && !rulesNamed.has(name));
+      const missing = [...catalogueNames(), ...operatorCatalogueNames()].filter((name) => !named.has(name) && !rulesNamed.has(name));
       assert.deepEqual(missing, []);
     });
   });

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_METRIC_PREFIXES, METRICS } from '../../internal/observability/metric-catalogue.js';
+import { DEFAULT_METRIC_PREFIXES, METRICS, OPERATOR_METRICS } from '../../internal/observability/metric-catalogue.js';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import { findPromtool } from './tools.js';
 
@@ -165,7 +165,7 @@ export function metricNames(expr: string): string[] {
 /** Every metric name the service exports by itself: the catalogue, histograms as their three series. */
 export function catalogueSeriesNames(): Set<string> {
   const names = new Set<string>();
-  for (const metric of Object.values(METRICS)) {
+  for (const metric of [...Object.values(METRICS), ...Object.values(OPERATOR_METRICS)]) {
     names.add(metric.name);
     if (metric.type === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) names.add(metric.name + suffix);
   }
