@@ -76,6 +76,8 @@ describe('deploy/prometheus and deploy/grafana (promtool)', () => {
       'LocusHTTPErrorRatioHigh',
       'LocusLatencyBudgetBurnFast',
       'LocusLatencyBudgetBurnSlow',
+      'LocusOperatorNoLeader',
+      'LocusOperatorReconcileErrors',
       'LocusPodRestarting',
       'LocusProcessRestarting',
       'LocusStoreUnavailable',
