@@ -152,10 +152,12 @@ export class LocalEventBus implements EventBus {
     this.queue = [];
     this.scheduled = null;
     const { tracing, onDelivered } = this.options;
+    // One clock reading for the batch: it is delivered in this turn, within microseconds.
+    const deliveredAt = onDelivered === undefined ? 0 : epochMs();
     for (const { realm, message, trace, at } of batch) {
       const set = this.handlers.get(realm);
       if (set === undefined) continue;
-      if (at > 0 && onDelivered !== undefined) onDelivered(Math.max(0, epochMs() - at) / 1000);
+      if (at > 0 && onDelivered !== undefined) onDelivered(Math.max(0, deliveredAt - at) / 1000);
       if (tracing === undefined) this.handle(set, message);
       else tracing.deliver(trace, message.kind, () => this.handle(set, message));
     }

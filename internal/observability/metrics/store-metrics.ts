@@ -41,16 +41,25 @@ export function storeOperations(): string[] {
 function timed<F extends AnyAsync>(fn: F, histogram: LeanHistogram, operation: string): F {
   let ok: HistogramCell | null = null;
   let failed: HistogramCell | null = null;
-  const wrapped = async (...args: Parameters<F>): Promise<unknown> => {
+  const settled = (cell: HistogramCell, started: number): void => cell.observe((performance.now() - started) / 1000);
+  // The caller gets the store's own promise (no async wrapper: no extra promise or tick on its
+  // path); the time is taken on a branch of it, which also handles its rejection for itself.
+  const wrapped = (...args: Parameters<F>): Promise<unknown> => {
     const started = performance.now();
+    let result: Promise<unknown>;
     try {
-      const result = await fn(...args);
-      (ok ??= histogram.cell(operation, 'ok')).observe((performance.now() - started) / 1000);
-      return result;
+      result = fn(...args);
     } catch (err) {
-      (failed ??= histogram.cell(operation, 'error')).observe((performance.now() - started) / 1000);
-      throw err;
+      // A method that throws before it returns a promise: timed and turned into a rejection,
+      // as an async wrapper would.
+      settled((failed ??= histogram.cell(operation, 'error')), started);
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
+    result.then(
+      () => settled((ok ??= histogram.cell(operation, 'ok')), started),
+      () => settled((failed ??= histogram.cell(operation, 'error')), started),
+    );
+    return result;
   };
   return wrapped as F;
 }
