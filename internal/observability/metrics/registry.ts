@@ -34,8 +34,8 @@ let processDefaults: Registry | null = null;
 /**
  * prom-client's default collectors the API process runs: all but `gc`. Its histogram
  * (nodejs_gc_duration_seconds) needs a PerformanceObserver of every garbage collection, which
- * cost the REST list path about 4% of its CPU time in the observability bench (1,821 against
- * 1,781 µs per list, and 1,942 against 1,859 µs in another run; docs/operations.md, "Metrics").
+ * cost the REST list path 2–4% of its CPU time in two runs of the observability bench (1,821
+ * against 1,781 and 1,942 against 1,859 µs per list; docs/operations.md, "Metrics").
  * prom-client has no switch for one collector, so each is loaded by the name its own
  * `metricsList` gives (lib/metrics/<name>.js).
  */
