@@ -23,6 +23,7 @@ import { benchAreas, random } from '../support/bench-areas.js';
 import { fmt, median, ms, percentile } from '../support/bench-stats.js';
 import { clusterOutput, mongoTestStore, startTestCluster } from '../support/cluster.js';
 import { connectTcp, connectWs, type V1Client } from '../support/v1-clients.js';
+import { benchRequest } from '../support/bench-http.js';
 
 const realm = 'bench';
 const objectCount = 10_000;
@@ -42,14 +43,7 @@ const log = (text: string): void => {
 };
 const now = (): number => performance.timeOrigin + performance.now();
 async function admin(cluster: Cluster, method: string, path: string, body?: unknown, token = cluster.adminToken): Promise<unknown> {
-  const res = await fetch(cluster.httpUrl + path, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json: unknown = await res.json();
-  if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
+  return benchRequest(cluster.httpUrl, token, method, path, body);
 }
 
 /** The realm, a write token and the 100 areas, made through the balancer. */

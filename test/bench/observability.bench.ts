@@ -22,6 +22,7 @@ import { benchAreas, random } from '../support/bench-areas.js';
 import { startBenchServer, stopBenchServer, type BenchServer } from '../support/bench-server.js';
 import { fmt, median, processUse, usePerOperation } from '../support/bench-stats.js';
 import { connectTcp, type V1Client } from '../support/v1-clients.js';
+import { benchRequest } from '../support/bench-http.js';
 
 const adminToken = 'bench-admin-token-0123456789';
 const realm = 'bench';
@@ -78,14 +79,7 @@ async function startSpanSink(): Promise<{ url: string; bytes: () => number; clos
 }
 
 async function admin(server: BenchServer, method: string, path: string, body?: unknown, token = adminToken): Promise<unknown> {
-  const res = await fetch(server.httpUrl + path, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json: unknown = await res.json();
-  if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
+  return benchRequest(server.httpUrl, token, method, path, body);
 }
 
 /** Pre-encoded blk messages, each moving a slice of consecutive objects somewhere else in the region. */

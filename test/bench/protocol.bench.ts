@@ -41,6 +41,7 @@ import { benchAreas as areas, random } from '../support/bench-areas.js';
 import { fmt, median, ms, percentile, processUse, usePerOperation } from '../support/bench-stats.js';
 import { startBenchServer, stopBenchServer as stopServer, type BenchServer as Server } from '../support/bench-server.js';
 import { connectTcp, connectWs, type V1Client } from '../support/v1-clients.js';
+import { benchRequest } from '../support/bench-http.js';
 
 const adminToken = 'bench-admin-token-0123456789';
 const realm = 'bench';
@@ -74,14 +75,7 @@ const serverEnv = {
 const startServer = (): Promise<Server> => startBenchServer({ adminToken, env: serverEnv, args: serverArgs, out: process.env.LOCUS_BENCH_SERVER_OUT });
 
 async function admin(server: Server, method: string, path: string, body?: unknown, token = adminToken): Promise<unknown> {
-  const res = await fetch(server.httpUrl + path, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json: unknown = await res.json();
-  if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
+  return benchRequest(server.httpUrl, token, method, path, body);
 }
 
 /**

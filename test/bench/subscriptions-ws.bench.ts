@@ -14,6 +14,7 @@ import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { startBenchServer, stopBenchServer, type BenchServer } from '../support/bench-server.js';
 import { wsUrl } from '../support/v1-clients.js';
+import { benchRequest } from '../support/bench-http.js';
 
 const adminToken = 'bench-admin-token-0123456789';
 const realm = 'bench';
@@ -125,14 +126,7 @@ class Socket {
 }
 
 async function admin(server: BenchServer, method: string, path: string, body?: unknown): Promise<unknown> {
-  const res = await fetch(server.httpUrl + path, {
-    method,
-    headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json: unknown = await res.json();
-  if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
+  return benchRequest(server.httpUrl, adminToken, method, path, body);
 }
 
 function percentile(sorted: number[], p: number): number {
