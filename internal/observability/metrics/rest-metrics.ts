@@ -1,13 +1,14 @@
 /**
- * The one Express middleware of the metrics: each answered request counted and timed by
+ * The metrics of REST and v1-over-HTTP requests: each answered request counted and timed by
  * method, route template and status (`locus_http_requests_total`,
  * `locus_http_request_duration_seconds`), and its refusals counted: 401 and 403 as
  * authentication failures, 429 as rate limited (protocol `v1` on the v1-over-HTTP paths,
  * `rest` elsewhere). The route is the template the request matched, joined with its
  * router's mount path (`/v2/realm/:realm/object/:id`), never the path itself; a request
- * that matched no route is `unmatched`. So every label is from a bounded set.
+ * that matched no route is `unmatched`. So every label is from a bounded set. Fed by the access
+ * log's finish hook (`answered`), with its duration: no listener or clock read of its own.
  */
-import type { Request, RequestHandler, Response } from 'express';
+import type { Request, Response } from 'express';
 import { routeTemplateOf } from '../../transport/rest/request-context.js';
 import { v1HttpPaths } from '../../transport/http/v1-http.js';
 import type { CounterCell, HistogramCell, LeanCounter, LeanHistogram } from './lean-series.js';
@@ -43,33 +44,14 @@ export function routeLabel(req: Request, res: Response): string {
   return routeTemplateOf(req, res) ?? UNMATCHED_ROUTE;
 }
 
-const startedAt = Symbol('metrics.startedAt');
-type Timed = Response & { [startedAt]?: number };
-
 export class RestMetrics {
   private readonly rows = new Map<string, RouteRow>();
   private readonly v1Paths: ReadonlySet<string> = new Set(v1HttpPaths);
 
-  /** The `finish` listener of every response (`this` is the response): one function for all, no closure per request. */
-  private readonly finished: (this: Response) => void;
+  constructor(private readonly series: RestSeries) {}
 
-  constructor(private readonly series: RestSeries) {
-    const record = (res: Response): void => this.record(res);
-    this.finished = function (this: Response): void {
-      record(this);
-    };
-  }
-
-  /** Install once, first in the chain (before the routers and the error handler). */
-  readonly middleware: RequestHandler = (_req, res, next) => {
-    (res as Timed)[startedAt] = performance.now();
-    res.once('finish', this.finished);
-    next();
-  };
-
-  private record(res: Response): void {
-    const req = res.req;
-    const started = (res as Timed)[startedAt] ?? performance.now();
+  /** An answered request (see AnsweredRequestObserver), `seconds` after it came in. */
+  readonly answered = (req: Request, res: Response, seconds: number): void => {
     const status = res.statusCode;
     const route = routeLabel(req, res);
     const key = `${req.method} ${status} ${route}`;
@@ -80,9 +62,9 @@ export class RestMetrics {
       if (status !== 401) this.rows.set(key, row);
     }
     row.requests.inc();
-    row.duration.observe((performance.now() - started) / 1000);
+    row.duration.observe(seconds);
     row.refusal?.inc();
-  }
+  };
 
   private newRow(method: string, route: string, status: number, res: Response): RouteRow {
     const code = String(status);

@@ -1,11 +1,11 @@
 /**
  * The metrics of one API process (LOCUS_METRICS): the registry (registry.ts) and what feeds
  * it, each at one seam: the store and the bus as decorators of their ports, the change
- * stream's listener, the REST middleware, the v1 observer, and the gauges computed at
+ * stream's listener, the REST observer (called by the access log's finish hook), the v1 observer, and the gauges computed at
  * scrape time. server.ts builds it only while LOCUS_METRICS is true: otherwise none of this
  * is installed and /metrics does not exist.
  */
-import type { RequestHandler } from 'express';
+import type { RestMetricsHooks } from '../../transport/rest/app.js';
 import type { EventBus } from '../../events/port.js';
 import type { ChangeListener } from '../../service/changes.js';
 import type { Store } from '../../store/port.js';
@@ -37,8 +37,8 @@ export class ServerMetrics {
   readonly onBusDelivered: (lagSeconds: number) => void;
   /** The change stream's listener. */
   readonly changes: ChangeListener;
-  /** The REST middleware and the GET /metrics handler (transport/rest/app.ts). */
-  readonly rest: { middleware: RequestHandler; route: RequestHandler };
+  /** The observer of answered REST requests and the GET /metrics handler (transport/rest/app.ts). */
+  readonly rest: RestMetricsHooks;
   private readonly realms: RealmLabels | null;
 
   constructor(private readonly options: ServerMetricsOptions) {
@@ -67,7 +67,7 @@ export class ServerMetrics {
       authFailures: counters.authFailures,
     });
     this.rest = {
-      middleware: restMetrics.middleware,
+      answered: restMetrics.answered,
       route: (_req, res, next) => {
         registry.scrape().then(
           (text) => res.set('Content-Type', registry.contentType).set('Cache-Control', 'no-store').send(text),

@@ -4,7 +4,7 @@
  * events dropped for slow readers; refusals (401/403 as authentication failures, 429 as rate
  * limited, protocol `v1`). A `typ` or `act` the handler table does not know is `unknown`, so
  * a client cannot add series. Each (transport, typ, act) keeps its cells at hand: an action
- * costs a few map lookups and two additions.
+ * costs a string comparison or three (a message like the one before it) or a few map lookups, and two additions.
  */
 import type { Gauge } from 'prom-client';
 import type { LocusError } from '../../errors.js';
@@ -38,6 +38,8 @@ interface ActionRow {
 export class V1Metrics implements V1Observer {
   /** transport → typ → act → row (typ and act as labelled: known ones or `unknown`). */
   private readonly rows = new Map<V1Transport, Map<string, Map<string, ActionRow>>>();
+  /** The row of the last message and what it was looked up by: a frame's messages are mostly alike. */
+  private last: { transport: V1Transport; typ: string | null; act: string | null; row: ActionRow } | null = null;
 
   /** `known`: the acts of each typ the handler table has. */
   constructor(
@@ -83,6 +85,14 @@ export class V1Metrics implements V1Observer {
   }
 
   private rowOf(transport: V1Transport, typ: string | null, act: string | null): ActionRow {
+    const last = this.last;
+    if (last !== null && last.typ === typ && last.act === act && last.transport === transport) return last.row;
+    const row = this.lookUp(transport, typ, act);
+    this.last = { transport, typ, act, row };
+    return row;
+  }
+
+  private lookUp(transport: V1Transport, typ: string | null, act: string | null): ActionRow {
     const acts = typ === null ? undefined : this.known.get(typ);
     const typLabel = acts === undefined ? UNKNOWN_ACTION : (typ as string);
     const actLabel = acts !== undefined && act !== null && acts.has(act) ? act : UNKNOWN_ACTION;

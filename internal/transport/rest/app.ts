@@ -19,7 +19,7 @@ import { parseRestSearchParams, RealmSearch } from '../../service/realm-search.j
 import { parseRestHistoryParams } from '../../domain/history-query.js';
 import { restHistoryEntry, restSearchRecord } from './hivekit-views.js';
 import type { Store } from '../../store/port.js';
-import { accessLog } from './access-log.js';
+import { accessLog, type AnsweredRequestObserver } from './access-log.js';
 import { authenticate, stripBodyToken } from './authenticate.js';
 import { bodyReader, bodyStep, jsonBody } from './body.js';
 import { cors } from './cors.js';
@@ -55,12 +55,13 @@ export interface RestDeps {
   routers?: Router[];
   /** A span per request (observability/tracing); absent while tracing is off. */
   traceRequests?: RequestHandler;
-  /** LOCUS_METRICS: the metrics' middleware and `GET /metrics`; null or absent: neither (a 404). */
+  /** LOCUS_METRICS: the metrics' observer of answered requests and `GET /metrics`; null or absent: neither (a 404). */
   metrics?: RestMetricsHooks | null;
 }
 
 export interface RestMetricsHooks {
-  middleware: RequestHandler;
+  /** Called by the access log's finish hook (one hook per request for both). */
+  answered: AnsweredRequestObserver;
   route: RequestHandler;
 }
 
@@ -266,8 +267,7 @@ export function createRestApp(deps: RestDeps): express.Express {
   app.set('case sensitive routing', true);
   app.set('strict routing', false);
   if (deps.traceRequests !== undefined) app.use(deps.traceRequests);
-  app.use(accessLog(deps.logger));
-  if (deps.metrics) app.use(deps.metrics.middleware);
+  app.use(accessLog(deps.logger, deps.metrics?.answered ?? null));
   const startedAt = performance.now();
   if (deps.corsOrigins.length > 0) app.use(cors(deps.corsOrigins, { credentials: deps.authCookieName !== null }));
 
