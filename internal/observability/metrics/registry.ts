@@ -7,7 +7,6 @@
  * Counters and histograms are lean-series.ts (cells cached by their feeders, read at scrape
  * time); gauges are prom-client Gauges, most of them computed at scrape time (collect()).
  */
-import { createRequire } from 'node:module';
 import { collectDefaultMetrics, Gauge, Registry, type Metric } from 'prom-client';
 import { METRICS, type MetricSpec } from '../metric-catalogue.js';
 import { LeanCounter, LeanHistogram } from './lean-series.js';
@@ -31,26 +30,6 @@ export function labelsOf(spec: MetricSpec, settings: MetricsSettings): string[] 
 
 let processDefaults: Registry | null = null;
 
-/**
- * prom-client's default collectors the API process runs: all but `gc`. Its histogram
- * (nodejs_gc_duration_seconds) needs a PerformanceObserver of every garbage collection, which
- * cost the REST list path 2–4% of its CPU time in two runs of the observability bench (1,821
- * against 1,781 and 1,942 against 1,859 µs per list; docs/operations.md, "Metrics").
- * prom-client has no switch for one collector, so each is loaded by the name its own
- * `metricsList` gives (lib/metrics/<name>.js).
- */
-const SKIPPED_DEFAULT_COLLECTORS = new Set(['gc']);
-type DefaultCollector = (registry: Registry, config: { eventLoopMonitoringPrecision: number }) => void;
-
-function registerDefaults(registry: Registry): void {
-  const load = createRequire(import.meta.url);
-  for (const name of collectDefaultMetrics.metricsList) {
-    if (SKIPPED_DEFAULT_COLLECTORS.has(name)) continue;
-    const collector = load(`prom-client/lib/metrics/${name}.js`) as DefaultCollector;
-    collector(registry, { eventLoopMonitoringPrecision: 10 });
-  }
-}
-
 /** prom-client defaults left out (see defaultMetrics). */
 export const LINT_FAILING_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'] as const;
 
@@ -61,7 +40,7 @@ export const LINT_FAILING_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_act
 function defaultMetrics(): Registry {
   if (processDefaults === null) {
     processDefaults = new Registry();
-    registerDefaults(processDefaults);
+    collectDefaultMetrics({ register: processDefaults });
     // Gauges named like counters, which Prometheus's linter refuses (promtool check metrics);
     // each is the sum of its labelled namesake (nodejs_active_handles and so on).
     for (const name of LINT_FAILING_DEFAULTS) processDefaults.removeSingleMetric(name);
