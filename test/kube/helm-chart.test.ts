@@ -146,12 +146,24 @@ void describe('Helm chart charts/locus', () => {
     assert.equal(one(manifests, 'Deployment', 'locus-api').spec.replicas, 2);
   });
 
+  void it('metrics.prometheusRule.runbookUrl makes every runbook_url an address of docs/operations.md, anchor kept', () => {
+    const base = 'https://git.example.com/locus/blob/main/docs/operations.md';
+    const manifests = render(null, ['--set', 'metrics.prometheusRule.enabled=true', '--set', `metrics.prometheusRule.runbookUrl=${base}`]);
+    const source = parseAllDocuments(readFileSync(join(root, 'deploy/prometheus/locus-alerts.yaml'), 'utf8'))[0]?.toJS() as { groups: { rules: { alert?: string; annotations?: Record<string, string> }[] }[] };
+    const rendered = one(manifests, 'PrometheusRule', 'locus').spec.groups as typeof source.groups;
+    const alerts = (groups: typeof source.groups): { alert?: string; annotations?: Record<string, string> }[] => groups.flatMap((g) => g.rules).filter((r) => r.alert !== undefined);
+    const expected = alerts(source.groups).map((r) => ({ ...r, annotations: { ...r.annotations, runbook_url: (r.annotations?.runbook_url ?? '').replace('docs/operations.md#', `${base}#`) } }));
+    assert.ok(expected.length >= 10 && expected.every((r) => r.annotations.runbook_url.startsWith(`${base}#locus`)));
+    assert.deepEqual(alerts(rendered), expected);
+  });
+
   void it('values.schema.json rejects bad values with a message naming them', () => {
     for (const [set, pattern] of [
       ['api.replicas=0', /api\.replicas|replicas/],
       ['service.tcp.type=Magic', /service\.tcp\.type|type/],
       ['tracing.samplerArg=2', /samplerArg/],
       ['unknownKey=1', /unknownKey|additional/i],
+      ['metrics.prometheusRule.runbookUrl=docs/ops.md#x', /runbookUrl/],
     ] as const) {
       const out = helm(['template', 'locus', chart, '--kube-version', KUBE_VERSION, '--set', set]);
       assert.notEqual(out.status, 0, `--set ${set} rendered`);
