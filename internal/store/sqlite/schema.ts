@@ -133,6 +133,7 @@ import type { Database } from 'better-sqlite3';
 import type { Location } from '../../domain/types.js';
 import { locationExtra } from './current-fix.js';
 import { appendPast, chunkFixes, FIX_COLUMNS, fixRow, STORED_FIX_COLUMNS, type StoredFix } from './history-rows.js';
+import { isBusy } from './sqlite-errors.js';
 
 type Migration = string | ((db: Database) => void);
 
@@ -421,11 +422,36 @@ export function configureCache(db: Database, schema = 'main'): void {
  */
 export const WAL_SIZE_LIMIT_BYTES = 128 * 2 ** 20;
 
+/** How long a connection waits for a lock another one holds (busy_timeout, and enableWal's retries). */
+export const BUSY_TIMEOUT_MS = 5000;
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Puts the file in WAL mode (kept in the file: a no-op once it is). Switching a new file
+ * takes an exclusive lock that SQLite does not wait for (the busy handler is not asked): a
+ * process opening the file while another one creates it, and holds a lock for a moment,
+ * would fail with SQLITE_BUSY. So a busy switch is retried, backing off from 1 to 50 ms,
+ * for up to `timeoutMs`; then the error is thrown. Blocking, as opening a store is.
+ */
+export function enableWal(db: Database, timeoutMs = BUSY_TIMEOUT_MS): void {
+  const deadline = Date.now() + timeoutMs;
+  for (let waitMs = 1; ; waitMs = Math.min(2 * waitMs, 50)) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if (!isBusy(err) || Date.now() >= deadline) throw err;
+      Atomics.wait(pause, 0, 0, Math.min(waitMs, Math.max(1, deadline - Date.now())));
+    }
+  }
+}
+
 /** Sets the connection pragmas every store relies on. */
 export function configure(db: Database): void {
-  db.pragma('busy_timeout = 5000');
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   configureCache(db);
-  db.pragma('journal_mode = WAL');
+  enableWal(db);
   db.pragma('synchronous = NORMAL');
   // The WAL file keeps its largest size once rewound; past this it is cut back to it.
   db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);

@@ -39,6 +39,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { Data } from '../../domain/types.js';
 import { searchColumns } from './search-index.js';
+import { BUSY_TIMEOUT_MS, enableWal } from './schema.js';
 
 /** The search file's path for the database at `path`. */
 export function searchFilePath(path: string): string {
@@ -64,8 +65,8 @@ export const SEARCH_HASH_SIZE = 16 * 1024 * 1024;
 
 /** Creates the search file's schema if missing; sets the pragmas its writer relies on. */
 export function prepareSearchFile(search: Database): void {
-  search.pragma('busy_timeout = 5000');
-  search.pragma('journal_mode = WAL');
+  search.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  enableWal(search);
   // The database drops queue entries once they are applied: an applied entry must be on
   // disk before that, also across a power loss.
   search.pragma('synchronous = FULL');

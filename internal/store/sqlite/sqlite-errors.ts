@@ -10,6 +10,11 @@ import { LocusError, toLocusError } from '../../errors.js';
 const UNIQUE_CODES = new Set(['SQLITE_CONSTRAINT_PRIMARYKEY', 'SQLITE_CONSTRAINT_UNIQUE']);
 const BUSY_CODES = new Set(['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_TIMEOUT', 'SQLITE_LOCKED']);
 
+/** True for a busy or locked database (another connection holds the lock asked for). */
+export function isBusy(err: unknown): boolean {
+  return err instanceof Database.SqliteError && BUSY_CODES.has(err.code);
+}
+
 /** True for a primary-key or unique-index violation. */
 export function isUniqueViolation(err: unknown): boolean {
   return err instanceof Database.SqliteError && UNIQUE_CODES.has(err.code);
@@ -26,7 +31,7 @@ export function isWriteSpecific(err: unknown): boolean {
 
 export function translateSqliteError(err: unknown): LocusError {
   if (err instanceof LocusError) return err;
-  if (err instanceof Database.SqliteError && BUSY_CODES.has(err.code)) {
+  if (isBusy(err)) {
     return new LocusError('unavailable', 'store is busy', { cause: err });
   }
   return toLocusError(err);
