@@ -8,16 +8,16 @@
  * locus's v2 `{result:"error", error:{code, message}}`. There is no push channel here, so
  * subscriptions fail.
  */
-import express, { type ErrorRequestHandler, type Router } from 'express';
+import express, { type Router } from 'express';
 import type { Logger } from 'pino';
 import type { Principal } from '../../auth/authenticator.js';
-import { errorBody } from '../../errors.js';
+import { errorBody, type LocusError } from '../../errors.js';
 import type { Access } from '../../service/access.js';
 import { encodeReplies, frameError, parseFrameValue } from '../actions/codec.js';
 import type { Dispatcher } from '../actions/dispatcher.js';
 import { authenticate } from '../rest/authenticate.js';
 import { jsonBody } from '../rest/body.js';
-import { methodNotAllowed, requestError } from '../rest/errors.js';
+import { errorHandler, methodNotAllowed } from '../rest/errors.js';
 
 export const v1HttpPath = '/v1/http';
 /** Every path of the HTTP action endpoint: `/v1/http` and `/api/v1`. */
@@ -33,18 +33,8 @@ export interface V1HttpDeps {
   authCookieName: string | null;
 }
 
-/** The request's own failures: both error bodies, the error's status and headers (WWW-Authenticate on 401). */
-function v1ErrorHandler(logger: Logger): ErrorRequestHandler {
-  return (err: unknown, req, res, _next) => {
-    const error = requestError(err);
-    if (error.code === 'internal') logger.error({ err, method: req.method, path: req.path }, 'request failed');
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    res.status(error.status).set(error.headers).json({ ...frameError(error), ...errorBody(error) });
-  };
-}
+/** The body of a failed v1-over-HTTP request: the v1 frame error and the REST error body in one object. */
+const v1ErrorBody = (error: LocusError): object => ({ ...frameError(error), ...errorBody(error) });
 
 export function v1HttpRouter(deps: V1HttpDeps): Router {
   const router = express.Router();
@@ -65,6 +55,6 @@ export function v1HttpRouter(deps: V1HttpDeps): Router {
       )
       .all(methodNotAllowed(['POST']));
   }
-  router.use([...v1HttpPaths], v1ErrorHandler(deps.logger));
+  router.use([...v1HttpPaths], errorHandler(deps.logger, v1ErrorBody));
   return router;
 }

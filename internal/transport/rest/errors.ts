@@ -31,7 +31,12 @@ export function requestError(err: unknown): LocusError {
   return err instanceof LocusError ? err : (fromExpress(err) ?? toLocusError(err));
 }
 
-export function errorHandler(logger: Logger): ErrorRequestHandler {
+/**
+ * The last handler of a router: a request's failure answered with its status, headers
+ * (WWW-Authenticate on 401) and `bodyOf` it; an internal one logged. A failure after the
+ * headers went out ends the connection.
+ */
+export function errorHandler(logger: Logger, bodyOf: (error: LocusError) => object = errorBody): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     const error = requestError(err);
     if (error.code === 'internal') logger.error({ err, method: req.method, path: req.path }, 'request failed');
@@ -39,7 +44,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       res.destroy();
       return;
     }
-    res.status(error.status).set(error.headers).json(errorBody(error));
+    res.status(error.status).set(error.headers).json(bodyOf(error));
   };
 }
 

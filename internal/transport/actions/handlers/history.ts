@@ -9,7 +9,7 @@
  */
 import { checkAllowedOn } from '../../../auth/rights.js';
 import { parseV1HistoryDat } from '../../../domain/history-query.js';
-import type { Location } from '../../../domain/types.js';
+import { locationRecord } from '../v1-records.js';
 import { invalid } from '../../../errors.js';
 import type { HistoryEntry } from '../../../store/port.js';
 import type { V1HandlerTable } from '../v1-handler.js';
@@ -18,26 +18,11 @@ import type { HandlerDeps } from './deps.js';
 /** The most records one `his rea` reply holds (the list page maximum of decisions.md). */
 export const MAX_HISTORY_RECORDS = 10_000;
 
-/** A location as v1 shows it: every key, numbers 0 and `gcs` "" when unknown (compat 4.2). */
-export function v1Location(location: Location): Record<string, string | number> {
-  return {
-    gcs: '',
-    lon: location.longitude,
-    lat: location.latitude,
-    acc: location.accuracy ?? 0,
-    spe: location.speed ?? 0,
-    hea: location.heading ?? 0,
-    alt: location.altitude ?? 0,
-    alc: location.altitudeAccuracy ?? 0,
-    tim: location.time,
-  };
-}
-
 /** One history record of the v1 reply. */
 export function v1HistoryRecord(id: string, entry: HistoryEntry): Record<string, unknown> {
   const record: Record<string, unknown> = { id };
   if (entry.label !== null) record.lab = entry.label;
-  record.loc = v1Location(entry.location);
+  record.loc = locationRecord(entry.location);
   record.dat = entry.data;
   return record;
 }
