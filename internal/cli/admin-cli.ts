@@ -3,11 +3,18 @@
  * `locus help`. It resolves the
  * store as the server does (LOCUS_STORE, or --store), names it on stderr, and calls the
  * same RealmService as the admin API; answers are the admin API's JSON bodies on stdout.
- * It does not claim the store (store-owner.ts): it is short-lived and subscribes to
- * nothing, so it manages realms beside a running server.
+ * It does not claim the store (store-owner.ts): it is short-lived, so it manages realms
+ * beside a running server. With a shared bus (LOCUS_BUS `nats://…`, cluster mode) it also
+ * announces what it changed there, as the admin API does: the servers drop a revoked token
+ * or a deleted realm from their caches at once, and a deleted realm's subscribers hear of it.
+ * Without one (`local`), or when the bus cannot be reached (said on stderr), the servers see
+ * the change when their cached entries expire (at most 1 s, auth/held-lookups.ts).
  */
 import { existsSync } from 'node:fs';
-import { ConfigError, loadConfig } from '../config/config.js';
+import { ConfigError, loadConfig, type Config } from '../config/config.js';
+import { openBus } from '../events/open-bus.js';
+import type { EventBus } from '../events/port.js';
+import { ControlChannel } from '../service/control.js';
 import { LocusError } from '../errors.js';
 import { noChangeListener } from '../service/changes.js';
 import { systemClock } from '../service/clock.js';
@@ -50,8 +57,8 @@ function settingsFrom(options: ReadonlyMap<string, string>): Record<string, numb
   return settings;
 }
 
-/** Opens the configured store, which must exist unless --create is given. */
-async function openConfiguredStore(parsed: ParsedArgs, env: NodeJS.ProcessEnv, io: CliOutput): Promise<Store> {
+/** Opens the configured store, which must exist unless --create is given; with the configuration it was found by. */
+async function openConfiguredStore(parsed: ParsedArgs, env: NodeJS.ProcessEnv, io: CliOutput): Promise<{ store: Store; config: Config }> {
   const flag = parsed.options.get('store');
   parsed.options.delete('store');
   const create = parsed.switches.delete('create');
@@ -62,7 +69,19 @@ async function openConfiguredStore(parsed: ParsedArgs, env: NodeJS.ProcessEnv, i
   if (file !== null && !create && !existsSync(file)) {
     throw new ConfigError(`no store at ${file}: start the server once to create it, or pass --create`);
   }
-  return await openStore(config.store);
+  return { store: await openStore(config.store), config };
+}
+
+/** The servers' shared bus (see the module comment); null for `local`, or when it cannot be reached. */
+async function openSharedBus(config: Config, io: CliOutput): Promise<EventBus | null> {
+  if (config.bus === 'local') return null;
+  try {
+    return await openBus(config.bus, { name: 'locus-cli' });
+  } catch (err) {
+    // The URL may hold a password: not repeated here.
+    io.err(`locus: the event bus (LOCUS_BUS) cannot be reached (${err instanceof Error ? err.message : String(err)}); servers see this change within 1 s`);
+    return null;
+  }
 }
 
 /** Deletion takes the realm's whole data: a person types the realm id, a script passes --yes. */
@@ -208,10 +227,22 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv, io
     }
     // Checked before the store is opened: a mistyped command must not need (or create) one.
     if (!commandGroups.includes(positional[0] ?? '')) throw new UsageError(`unknown command "${positional.join(' ')}"`);
-    const store = await openConfiguredStore(parsed, env, io);
+    const { store, config } = await openConfiguredStore(parsed, env, io);
+    let bus: EventBus | null = null;
+    let control: ControlChannel | null = null;
     try {
-      await runCommand(parsed, new RealmService(store, systemClock, noChangeListener), new TenantService(store, systemClock), io);
+      bus = await openSharedBus(config, io);
+      control = bus === null ? null : new ControlChannel(bus);
+      await runCommand(
+        parsed,
+        new RealmService(store, systemClock, noChangeListener, bus ?? undefined, control ?? undefined),
+        new TenantService(store, systemClock, control ?? undefined),
+        io,
+      );
     } finally {
+      control?.close();
+      // Closing the bus sends what was announced before it goes.
+      await bus?.close();
       await store.close();
     }
     return 0;

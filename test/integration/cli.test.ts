@@ -4,13 +4,18 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { runCli } from '../../internal/cli/admin-cli.js';
 import { testConfig } from '../../internal/config/config.js';
 import { start } from '../../internal/server.js';
 import { SignJWT } from 'jose';
 import { call } from '../support/harness.js';
+import { startNatsServer, type NatsServer } from '../support/nats-server.js';
+import { openNatsBus, type NatsBus } from '../../internal/events/nats-bus.js';
+import type { ControlMessage, RealmChangedEvent } from '../../internal/domain/events.js';
+import { hashSecret } from '../../internal/auth/tokens.js';
+import { defaultTenant } from '../../internal/auth/principal.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'locus-cli-'));
 const store = `sqlite:${join(dir, 'locus.db')}`;
@@ -124,5 +129,80 @@ describe('admin CLI: tenants and signing keys', () => {
     assert.equal((await cli('tenant', 'delete', 'acme')).code, 0);
     assert.equal((await cli('tenant', 'show', 'acme')).code, 1);
     assert.equal((await cli('tenant', 'create', 'Bad_Id')).code, 1);
+  });
+});
+
+describe('admin CLI on a shared bus (LOCUS_BUS nats://…)', () => {
+  const busDir = mkdtempSync(join(tmpdir(), 'locus-cli-bus-'));
+  const busStore = `sqlite:${join(busDir, 'locus.db')}`;
+  let nats: NatsServer;
+  let watcher: NatsBus;
+  const heard: ControlMessage[] = [];
+  const realmEvents: RealmChangedEvent[] = [];
+  before(async () => {
+    nats = await startNatsServer();
+    watcher = await openNatsBus({ servers: [nats.url] });
+    watcher.subscribeControl((message) => heard.push(message));
+    watcher.subscribeTenant(defaultTenant, (event) => realmEvents.push(event));
+    await watcher.flush();
+  });
+  after(async () => {
+    await watcher?.close();
+    await nats?.stop();
+    rmSync(busDir, { recursive: true, force: true });
+  });
+  async function cli(env: Record<string, string>, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+    let out = '';
+    let err = '';
+    const code = await runCli(argv, { LOCUS_STORE: busStore, ...env }, { out: (l) => (out += l + '\n'), err: (l) => (err += l + '\n') });
+    return { code, out, err };
+  }
+  async function until<T>(what: string, found: () => T | undefined): Promise<T> {
+    for (let waited = 0; waited < 5000; waited += 20) {
+      const value = found();
+      if (value !== undefined) return value;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    throw new Error(`not heard within 5 s: ${what}`);
+  }
+
+  it('announces a revoked token and a deleted realm there: a server on the bus refuses the token at once, subscribers hear the delete', async () => {
+    const bus = { LOCUS_BUS: nats.url };
+    assert.equal((await cli(bus, 'realm', 'create', 'fleet', '--create')).code, 0);
+    const issued = JSON.parse((await cli(bus, 'token', 'create', 'fleet', '--scope', 'write')).out) as { id: string; token: string };
+    const server = await start(testConfig({ store: busStore, bus: nats.url }));
+    try {
+      // The server now holds the token's sign-in (auth/held-lookups.ts).
+      assert.equal((await call(server.httpUrl, 'PUT', '/v2/realm/fleet/object/x', { token: issued.token, body: { label: 'X' } })).status, 200);
+      const revoked = await cli(bus, 'token', 'revoke', 'fleet', issued.id);
+      assert.equal(revoked.code, 0, revoked.err);
+      const hash = hashSecret(issued.token);
+      await until('token.revoked', () => heard.find((m) => m.kind === 'token.revoked' && m.hash === hash));
+      // The server heard it too (at about the same moment: polled, not raced) and refuses the token.
+      let status = 0;
+      for (let tries = 0; tries < 100 && status !== 401; tries++) {
+        if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+        status = (await call(server.httpUrl, 'GET', '/v2/realm/fleet/object/x', { token: issued.token })).status;
+      }
+      assert.equal(status, 401);
+
+      assert.equal((await cli(bus, 'realm', 'delete', 'fleet', '--yes')).code, 0);
+      const deleted = await until('rea del', () => realmEvents.find((e) => e.act === 'del' && e.name === 'fleet'));
+      assert.equal(deleted.record, null);
+      await until('realm.changed', () => heard.find((m) => m.kind === 'realm.changed'));
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('does its work when the bus cannot be reached, and says so on stderr without the URL', async () => {
+    const down = await startNatsServer();
+    await down.stop();
+    const url = `nats://user:s3cret@127.0.0.1:${down.port}`;
+    const created = await cli({ LOCUS_BUS: url }, 'realm', 'create', 'yard', '--create');
+    assert.equal(created.code, 0, created.err);
+    assert.match(created.err, /the event bus \(LOCUS_BUS\) cannot be reached/);
+    assert.ok(!created.err.includes('s3cret'), created.err);
+    assert.deepEqual(Object.keys(JSON.parse((await cli({}, 'realm', 'list')).out) as object), ['yard']);
   });
 });
