@@ -22,7 +22,8 @@ realm and token commands take --tenant T (default: the default tenant, "default"
 options of every admin command:
   --store sqlite:PATH   the store (default: $LOCUS_STORE, else sqlite:./data/locus.db)
   --create              create the store if it does not exist (otherwise a missing store is an error)
-The store opened is named on stderr; answers are JSON on stdout.`;
+The store opened is named on stderr; answers are JSON on stdout.
+With $LOCUS_BUS set to the servers' nats:// bus, changes are announced there too (servers act at once).`;
 
 const realmHelp = `usage:
   locus realm create <realm> [settings]   create a realm; an existing one is an error (exit 1, unchanged)
