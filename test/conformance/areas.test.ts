@@ -21,11 +21,7 @@ const polygon = { points: [{ x: 51, y: 10 }, { x: 54, y: 10 }, { x: 52.5, y: 12 
 describe('conformance: areas (compat 4.3)', () => {
   const c = conformanceSuite('areas');
   const { req } = c;
-  const read = async (id: string, realm = c.realm): Promise<Json> => {
-    const r = await req({ typ: 'are', act: 'rea', id, rea: realm });
-    assertSuc(r);
-    return r.dat;
-  };
+  const read = (id: string, realm?: string): Promise<Json> => c.read('are', id, realm);
 
   it('4.3: cre then rea gives exactly {id, lab, sty, sha, dat} with the rectangle echoed', async () => {
     const id = uniqueId('area-rec');

@@ -20,11 +20,7 @@ import { conformanceSuite } from '../support/conformance-suite.js';
 describe('conformance: objects (compat 4.2)', () => {
   const c = conformanceSuite('objects');
   const { req } = c;
-  const read = async (id: string, realm = c.realm): Promise<Json> => {
-    const r = await req({ typ: 'obj', act: 'rea', id, rea: realm });
-    assertSuc(r);
-    return r.dat;
-  };
+  const read = (id: string, realm?: string): Promise<Json> => c.read('obj', id, realm);
   async function freshRealm(): Promise<string> {
     const realm = uniqueId('objects-list');
     await createRealm(c.url, c.token, realm);

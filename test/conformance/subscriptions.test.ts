@@ -31,11 +31,7 @@ describe('conformance: subscriptions (compat 5)', () => {
     await createRealm(c.url, c.token, realm);
     return realm;
   }
-  async function readObject(realm: string, id: string): Promise<Json> {
-    const r = await req({ typ: 'obj', act: 'rea', id, rea: realm });
-    assertSuc(r);
-    return r.dat;
-  }
+  const readObject = (realm: string, id: string): Promise<Json> => c.read('obj', id, realm);
   /** Creates a subscription and returns the reply's arrival record (for ordering checks). */
   async function subscribe(w: HivekitWire, id: string, realm: string, dat: Msg): Promise<{ frame: number; turn: number }> {
     const cid = newCid();

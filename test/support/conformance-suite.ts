@@ -2,6 +2,7 @@
 import { after, afterEach, before } from 'node:test';
 import type { Harness } from './harness.js';
 import {
+  assertSuc,
   assertWiresClean,
   connectWire,
   startConformance,
@@ -22,6 +23,8 @@ export interface ConformanceSuite {
   readonly wire: HivekitWire;
   /** Sends one message on `wire` and resolves with its reply. */
   readonly req: (m: Msg) => Promise<Json>;
+  /** Reads one object or area with `rea` on `wire` (in the suite's realm unless given), asserts `suc` and resolves with its `dat`. */
+  readonly read: (typ: 'obj' | 'are', id: string, realm?: string) => Promise<Json>;
 }
 
 /**
@@ -68,5 +71,10 @@ export function conformanceSuite(area: string, options: { wire?: boolean } = {})
       return wire();
     },
     req: (m) => wire().request(m),
+    read: async (typ, id, realm): Promise<Json> => {
+      const r = await wire().request({ typ, act: 'rea', id, rea: realm ?? server().realm });
+      assertSuc(r);
+      return r.dat;
+    },
   };
 }
