@@ -3,45 +3,25 @@
  * exactly, list entries exactly {id, lab, sty}, update with merged data, delete.
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   assertClientError,
   assertError,
   assertSuc,
-  assertWiresClean,
-  connectWire,
   createRealm,
-  startConformance,
   uniqueId,
-  type Conformance,
-  type HivekitWire,
   type Json,
-  type Msg,
 } from '../support/hivekit-wire.js';
+import { conformanceSuite } from '../support/conformance-suite.js';
 
 const rectangle = { x1: 13.0, y1: 52.0, x2: 14.0, y2: 53.0 };
 const circle = { cx: 52.52, cy: 13.4, r: 1000 };
 const polygon = { points: [{ x: 51, y: 10 }, { x: 54, y: 10 }, { x: 52.5, y: 12 }] };
 
 describe('conformance: areas (compat 4.3)', () => {
-  let c: Conformance;
-  let wire: HivekitWire;
-
-  before(async () => {
-    c = await startConformance('areas');
-    wire = await connectWire(c.url, c.token);
-  });
-  after(async () => {
-    await c?.stop();
-  });
-  afterEach(() => assertWiresClean());
-
-  const req = (m: Msg): Promise<Json> => wire.request(m);
-  const read = async (id: string, realm = c.realm): Promise<Json> => {
-    const r = await req({ typ: 'are', act: 'rea', id, rea: realm });
-    assertSuc(r);
-    return r.dat;
-  };
+  const c = conformanceSuite('areas');
+  const { req } = c;
+  const read = (id: string, realm?: string): Promise<Json> => c.read('are', id, realm);
 
   it('4.3: cre then rea gives exactly {id, lab, sty, sha, dat} with the rectangle echoed', async () => {
     const id = uniqueId('area-rec');
@@ -74,7 +54,7 @@ describe('conformance: areas (compat 4.3)', () => {
     const realm = uniqueId('areas-list');
     await createRealm(c.url, c.token, realm);
     const ids = { rec: uniqueId('a-rec'), cir: uniqueId('a-cir'), pol: uniqueId('a-pol') };
-    await wire.batch([
+    await c.wire.batch([
       { typ: 'are', act: 'cre', id: ids.rec, rea: realm, lab: 'R', sty: 'rec', sha: rectangle },
       { typ: 'are', act: 'cre', id: ids.cir, rea: realm, lab: 'C', sty: 'cir', sha: circle },
       { typ: 'are', act: 'cre', id: ids.pol, rea: realm, lab: 'P', sty: 'pol', sha: polygon },

@@ -4,30 +4,28 @@
  * usable after a failure.
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { SignJWT } from 'jose';
 import {
   assertError,
   assertSuc,
-  assertWiresClean,
   newCid,
   nowSeconds,
   openWs,
   signToken,
   sleep,
-  startConformance,
   testSecret,
   uniqueId,
-  type Conformance,
   type HivekitWire,
   type Json,
 } from '../support/hivekit-wire.js';
+import { conformanceSuite, type ConformanceSuite } from '../support/conformance-suite.js';
 
 /** compat 1.2.5: the failure element, exactly. */
 const failure = (err: string) => ({ typ: 'sys', act: 'aut', res: 'err', err, erc: 401 });
 
 /** compat 12.10: after a failed sign-in the socket stays open and a good Bearer frame works. */
-async function assertStillUsable(wire: HivekitWire, c: Conformance): Promise<void> {
+async function assertStillUsable(wire: HivekitWire, c: ConformanceSuite): Promise<void> {
   await sleep(200);
   assert.equal(wire.isClosed, false, 'the socket must stay open after a failed sign-in (compat 1.2.6, 12.10)');
   await wire.signIn(c.token);
@@ -35,15 +33,7 @@ async function assertStillUsable(wire: HivekitWire, c: Conformance): Promise<voi
 }
 
 describe('conformance: WebSocket sign-in (compat 1.2, 2, 12.7, 12.10)', () => {
-  let c: Conformance;
-
-  before(async () => {
-    c = await startConformance('auth');
-  });
-  after(async () => {
-    await c?.stop();
-  });
-  afterEach(() => assertWiresClean());
+  const c = conformanceSuite('auth', { wire: false });
 
   it('1.1/1.2.1: accepts and closes unauthenticated sockets at /ws and /v1/ws', async () => {
     for (const path of ['/ws', '/v1/ws']) {

@@ -4,33 +4,19 @@
  * garbage.
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   assertError,
   assertSuc,
-  assertWiresClean,
-  connectWire,
   heartbeatCid,
   newCid,
   sleep,
-  startConformance,
   uniqueId,
-  type Conformance,
-  type HivekitWire,
 } from '../support/hivekit-wire.js';
+import { conformanceSuite } from '../support/conformance-suite.js';
 
 describe('conformance: message envelope (compat 3)', () => {
-  let c: Conformance;
-  let wire: HivekitWire;
-
-  before(async () => {
-    c = await startConformance('envelope');
-    wire = await connectWire(c.url, c.token);
-  });
-  after(async () => {
-    await c?.stop();
-  });
-  afterEach(() => assertWiresClean());
+  const c = conformanceSuite('envelope');
 
   it('3.4: the client cid is a 21-character URL-safe id; a heartbeat cid is heartbeat-<random>', () => {
     for (let i = 0; i < 20; i++) assert.match(newCid(), /^[A-Za-z0-9_-]{21}$/);
@@ -48,7 +34,7 @@ describe('conformance: message envelope (compat 3)', () => {
       { typ: 'rea', act: 'rea', id: c.realm },
       { typ: 'sys', act: 'hbt', cid: heartbeatCid() },
     ].map((m) => ({ cid: newCid(), ...m }));
-    const replies = await wire.batch(messages);
+    const replies = await c.wire.batch(messages);
     replies.forEach((r, i) => {
       assertSuc(r);
       assert.equal(r.cid, messages[i]?.cid);
@@ -56,21 +42,21 @@ describe('conformance: message envelope (compat 3)', () => {
       assert.equal(r.act, messages[i]?.act);
     });
     await sleep(200);
-    for (const m of messages) assert.equal(wire.replies.get(m.cid)?.length, 1, `cid ${m.cid} must get exactly one reply`);
+    for (const m of messages) assert.equal(c.wire.replies.get(m.cid)?.length, 1, `cid ${m.cid} must get exactly one reply`);
   });
 
   it('3.4: fifty messages in one frame get fifty replies, one per cid', async () => {
     const messages = Array.from({ length: 50 }, (_, i) => ({ typ: 'obj', act: 'cre', id: uniqueId(`many-${i}`), rea: c.realm, cid: newCid() }));
-    const replies = await wire.batch(messages);
+    const replies = await c.wire.batch(messages);
     assert.equal(replies.length, 50);
     for (const r of replies) assertSuc(r);
     await sleep(100);
-    for (const m of messages) assert.equal(wire.replies.get(m.cid)?.length, 1);
+    for (const m of messages) assert.equal(c.wire.replies.get(m.cid)?.length, 1);
   });
 
   it('3.6: the heartbeat is answered exactly [{typ:sys, act:hbt, res:suc, cid}]', async () => {
     const cid = heartbeatCid();
-    const [reply] = await wire.batch([{ typ: 'sys', act: 'hbt', cid }]);
+    const [reply] = await c.wire.batch([{ typ: 'sys', act: 'hbt', cid }]);
     assert.deepEqual(reply, { typ: 'sys', act: 'hbt', res: 'suc', cid });
   });
 
@@ -78,7 +64,7 @@ describe('conformance: message envelope (compat 3)', () => {
     const id = uniqueId('tolerant');
     const time = '2026-01-02T03:04:05.678Z';
     assertSuc(
-      await wire.request({
+      await c.wire.request({
         typ: 'obj',
         act: 'cre',
         id,
@@ -87,7 +73,7 @@ describe('conformance: message envelope (compat 3)', () => {
         loc: { lon: 13.404954, lat: 52.520008, time, undefined: 'x' },
       }),
     );
-    const read = await wire.request({ typ: 'obj', act: 'rea', id, rea: c.realm });
+    const read = await c.wire.request({ typ: 'obj', act: 'rea', id, rea: c.realm });
     assertSuc(read);
     assert.equal(read.dat.loc.lon, 13.404954);
     assert.equal(read.dat.loc.lat, 52.520008);
@@ -97,72 +83,72 @@ describe('conformance: message envelope (compat 3)', () => {
 
   it('3.7: tolerates `exe` and application options in subscription dat, `maxObjectResults` in search dat, and dat:{} on obj lis', async () => {
     const sid = uniqueId('object-subscription');
-    assertSuc(await wire.request({ typ: 'sub', act: 'cre', id: sid, rea: c.realm, dat: { typ: 'obj', sty: 'rea', exe: false, myAppOption: 42 } }));
-    assertSuc(await wire.request({ typ: 'sub', act: 'del', id: sid, rea: c.realm }));
-    assertSuc(await wire.request({ typ: 'rea', act: 'sea', rea: c.realm, dat: { val: 'x', fie: ['id'], maxObjectResults: 5, maxAreaResults: 5, other: true } }));
-    const list = await wire.request({ typ: 'obj', act: 'lis', rea: c.realm, dat: {} });
+    assertSuc(await c.wire.request({ typ: 'sub', act: 'cre', id: sid, rea: c.realm, dat: { typ: 'obj', sty: 'rea', exe: false, myAppOption: 42 } }));
+    assertSuc(await c.wire.request({ typ: 'sub', act: 'del', id: sid, rea: c.realm }));
+    assertSuc(await c.wire.request({ typ: 'rea', act: 'sea', rea: c.realm, dat: { val: 'x', fie: ['id'], maxObjectResults: 5, maxAreaResults: 5, other: true } }));
+    const list = await c.wire.request({ typ: 'obj', act: 'lis', rea: c.realm, dat: {} });
     assertSuc(list);
     assert.equal(typeof list.dat, 'object');
   });
 
   it('3.5/4.2: a `set` without cid is applied and gets no reply', async () => {
     const id = uniqueId('set');
-    const framesBefore = wire.frameCount;
-    wire.sendRaw([{ typ: 'obj', act: 'set', id, rea: c.realm, lab: 'set label', loc: { lon: 1, lat: 2 } }]);
+    const framesBefore = c.wire.frameCount;
+    c.wire.sendRaw([{ typ: 'obj', act: 'set', id, rea: c.realm, lab: 'set label', loc: { lon: 1, lat: 2 } }]);
     await sleep(300);
-    assert.equal(wire.frameCount, framesBefore, `a successful cid-less message gets no reply (compat 3.5, 3.8): ${JSON.stringify(wire.unsolicited.slice(-1))}`);
-    const read = await wire.request({ typ: 'obj', act: 'rea', id, rea: c.realm });
+    assert.equal(c.wire.frameCount, framesBefore, `a successful cid-less message gets no reply (compat 3.5, 3.8): ${JSON.stringify(c.wire.unsolicited.slice(-1))}`);
+    const read = await c.wire.request({ typ: 'obj', act: 'rea', id, rea: c.realm });
     assert.equal(read.dat.lab, 'set label');
     assert.equal(read.dat.loc.lon, 1);
   });
 
   it('3.5: a failed `set` is reported cid-less as {typ:obj, act:set, res:err, err, erc}', async () => {
     const realm = uniqueId('no-such-realm');
-    const before = wire.unsolicited.length;
-    wire.sendRaw([{ typ: 'obj', act: 'set', id: 'x', rea: realm, loc: { lon: 1, lat: 2 } }]);
-    await wire.until(() => wire.unsolicited.length > before, 2000, 'the cid-less set error');
-    const el = wire.unsolicited[before]?.el;
+    const before = c.wire.unsolicited.length;
+    c.wire.sendRaw([{ typ: 'obj', act: 'set', id: 'x', rea: realm, loc: { lon: 1, lat: 2 } }]);
+    await c.wire.until(() => c.wire.unsolicited.length > before, 2000, 'the cid-less set error');
+    const el = c.wire.unsolicited[before]?.el;
     assert.equal(el.cid, undefined);
     assertError(el, `unknown realm ${realm}`, 404, { typ: 'obj', act: 'set' });
   });
 
   it('3.5: a `set` with a bad location is reported cid-less with erc 400 and writes nothing', async () => {
     const id = uniqueId('bad-set');
-    const before = wire.unsolicited.length;
-    wire.sendRaw([{ typ: 'obj', act: 'set', id, rea: c.realm, loc: { lon: 13, lat: 200 } }]);
-    await wire.until(() => wire.unsolicited.length > before, 2000, 'the cid-less set error');
-    const el = wire.unsolicited[before]?.el;
+    const before = c.wire.unsolicited.length;
+    c.wire.sendRaw([{ typ: 'obj', act: 'set', id, rea: c.realm, loc: { lon: 13, lat: 200 } }]);
+    await c.wire.until(() => c.wire.unsolicited.length > before, 2000, 'the cid-less set error');
+    const el = c.wire.unsolicited[before]?.el;
     assert.equal(el.typ, 'obj');
     assert.equal(el.act, 'set');
     assert.equal(el.res, 'err');
     assert.equal(el.erc, 400);
     assert.equal(typeof el.err, 'string');
-    assertError(await wire.request({ typ: 'obj', act: 'rea', id, rea: c.realm }), `unknown object ${id}`, 404);
+    assertError(await c.wire.request({ typ: 'obj', act: 'rea', id, rea: c.realm }), `unknown object ${id}`, 404);
   });
 
   it('3.5/11#30: a frame that is not JSON gets one cid-less error (erc 400, typ not sys) and the connection stays', async () => {
-    const before = wire.unsolicited.length;
-    wire.sendText('{this is not json');
-    await wire.until(() => wire.unsolicited.length > before, 2000, 'the message-level error');
-    const el = wire.unsolicited[before]?.el;
+    const before = c.wire.unsolicited.length;
+    c.wire.sendText('{this is not json');
+    await c.wire.until(() => c.wire.unsolicited.length > before, 2000, 'the message-level error');
+    const el = c.wire.unsolicited[before]?.el;
     assert.equal(el.res, 'err');
     assert.equal(el.erc, 400);
     assert.equal(typeof el.err, 'string');
     assert.notEqual(el.typ, 'sys', 'cid-less errors must not use typ sys (compat 3.5, 11#30)');
-    assert.equal(wire.isClosed, false);
+    assert.equal(c.wire.isClosed, false);
     const cid = heartbeatCid();
-    assert.equal((await wire.batch([{ typ: 'sys', act: 'hbt', cid }]))[0].res, 'suc');
+    assert.equal((await c.wire.batch([{ typ: 'sys', act: 'hbt', cid }]))[0].res, 'suc');
   });
 
   it('3.1/11#30: a JSON frame that is not an array gets one cid-less error (erc 400) and the connection stays', async () => {
-    const before = wire.unsolicited.length;
-    wire.sendText(JSON.stringify({ typ: 'obj', act: 'lis', rea: c.realm }));
-    await wire.until(() => wire.unsolicited.length > before, 2000, 'the message-level error');
-    const el = wire.unsolicited[before]?.el;
+    const before = c.wire.unsolicited.length;
+    c.wire.sendText(JSON.stringify({ typ: 'obj', act: 'lis', rea: c.realm }));
+    await c.wire.until(() => c.wire.unsolicited.length > before, 2000, 'the message-level error');
+    const el = c.wire.unsolicited[before]?.el;
     assert.equal(el.res, 'err');
     assert.equal(el.erc, 400);
     assert.notEqual(el.typ, 'sys');
-    assertSuc(await wire.request({ typ: 'obj', act: 'lis', rea: c.realm }));
+    assertSuc(await c.wire.request({ typ: 'obj', act: 'lis', rea: c.realm }));
   });
 
   it('3.3: an unknown typ or act gets its own error reply (4xx) with its cid; the others in the frame succeed', async () => {
@@ -171,7 +157,7 @@ describe('conformance: message envelope (compat 3)', () => {
       { typ: 'obj', act: 'zzz', rea: c.realm, cid: newCid() },
       { typ: 'obj', act: 'lis', rea: c.realm, cid: newCid() },
     ];
-    const [a, b, ok] = await wire.batch(messages);
+    const [a, b, ok] = await c.wire.batch(messages);
     for (const [reply, m] of [
       [a, messages[0]],
       [b, messages[1]],
@@ -186,7 +172,7 @@ describe('conformance: message envelope (compat 3)', () => {
 
   it('11#7: `rid` is accepted as a locus extension and echoed next to cid', async () => {
     const cid = newCid();
-    const [reply] = await wire.batch([{ typ: 'obj', act: 'lis', rea: c.realm, cid, rid: 'my-rid' }]);
+    const [reply] = await c.wire.batch([{ typ: 'obj', act: 'lis', rea: c.realm, cid, rid: 'my-rid' }]);
     assertSuc(reply);
     assert.equal(reply.cid, cid);
     assert.equal(reply.rid, 'my-rid');
@@ -195,7 +181,7 @@ describe('conformance: message envelope (compat 3)', () => {
   it('3.2: an error reply echoes cid with top-level err (text) and erc (number)', async () => {
     const realm = uniqueId('missing');
     const cid = newCid();
-    const [reply] = await wire.batch([{ typ: 'obj', act: 'lis', rea: realm, cid }]);
+    const [reply] = await c.wire.batch([{ typ: 'obj', act: 'lis', rea: realm, cid }]);
     assertError(reply, `unknown realm ${realm}`, 404, { typ: 'obj', act: 'lis', cid });
   });
 });

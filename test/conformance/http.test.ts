@@ -4,12 +4,11 @@
  * and the WebSocket at `/ws` and `/v1/ws`.
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   assertClientError,
   assertError,
   assertSuc,
-  assertWiresClean,
   connectWire,
   httpRequest,
   locWithoutTime,
@@ -17,25 +16,16 @@ import {
   postActions,
   postRaw,
   signToken,
-  startConformance,
   uniqueId,
   zeroLoc,
-  type Conformance,
   type Json,
 } from '../support/hivekit-wire.js';
+import { conformanceSuite } from '../support/conformance-suite.js';
 
 const paths = ['/api/v1', '/v1/http'];
 
 describe('conformance: HTTP action endpoint and paths (compat 1.3)', () => {
-  let c: Conformance;
-
-  before(async () => {
-    c = await startConformance('http');
-  });
-  after(async () => {
-    await c?.stop();
-  });
-  afterEach(() => assertWiresClean());
+  const c = conformanceSuite('http', { wire: false });
 
   it('1.3: a token signed with another secret gets 401 with {res:"err", err:"signature is invalid", erc:401} and WWW-Authenticate', async () => {
     const bad = await signToken({ sub: 'userName' }, { secret: 'wrong-secret' });

@@ -3,44 +3,24 @@
  * (zero-filled record), list (exact entries, fields, attribute conditions, shapes), delete.
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   assertClientError,
   assertError,
   assertSuc,
-  assertWiresClean,
-  connectWire,
   createRealm,
   locWithoutTime,
   sleep,
-  startConformance,
   uniqueId,
   zeroLoc,
-  type Conformance,
-  type HivekitWire,
   type Json,
-  type Msg,
 } from '../support/hivekit-wire.js';
+import { conformanceSuite } from '../support/conformance-suite.js';
 
 describe('conformance: objects (compat 4.2)', () => {
-  let c: Conformance;
-  let wire: HivekitWire;
-
-  before(async () => {
-    c = await startConformance('objects');
-    wire = await connectWire(c.url, c.token);
-  });
-  after(async () => {
-    await c?.stop();
-  });
-  afterEach(() => assertWiresClean());
-
-  const req = (m: Msg): Promise<Json> => wire.request(m);
-  const read = async (id: string, realm = c.realm): Promise<Json> => {
-    const r = await req({ typ: 'obj', act: 'rea', id, rea: realm });
-    assertSuc(r);
-    return r.dat;
-  };
+  const c = conformanceSuite('objects');
+  const { req } = c;
+  const read = (id: string, realm?: string): Promise<Json> => c.read('obj', id, realm);
   async function freshRealm(): Promise<string> {
     const realm = uniqueId('objects-list');
     await createRealm(c.url, c.token, realm);
@@ -122,8 +102,8 @@ describe('conformance: objects (compat 4.2)', () => {
 
   it('4.2: set creates an object that does not exist and merges into one that does', async () => {
     const id = uniqueId('setter');
-    wire.sendRaw([{ typ: 'obj', act: 'set', id, rea: c.realm, loc: { lon: 1, lat: 1 }, dat: { valueA: 1 } }]);
-    wire.sendRaw([{ typ: 'obj', act: 'set', id, rea: c.realm, loc: { lon: 2, lat: 2 }, dat: { valueB: 2 } }]);
+    c.wire.sendRaw([{ typ: 'obj', act: 'set', id, rea: c.realm, loc: { lon: 1, lat: 1 }, dat: { valueA: 1 } }]);
+    c.wire.sendRaw([{ typ: 'obj', act: 'set', id, rea: c.realm, loc: { lon: 2, lat: 2 }, dat: { valueB: 2 } }]);
     await sleep(200);
     const rec = await read(id);
     assert.deepEqual(rec.dat, { valueA: 1, valueB: 2 });
@@ -158,7 +138,7 @@ describe('conformance: objects (compat 4.2)', () => {
     const realm = await freshRealm();
     const a = uniqueId('object-a');
     const b = uniqueId('object-b');
-    await wire.batch([
+    await c.wire.batch([
       { typ: 'obj', act: 'cre', id: a, rea: realm, lab: 'Object A Label', loc: { lon: 13.404954, lat: 52.520008 }, dat: { type: 'scooter', charge: 0.5 } },
       { typ: 'obj', act: 'cre', id: b, rea: realm, lab: 'Object B Label', loc: { lon: 13, lat: 51 }, dat: { type: 'car' } },
     ]);
@@ -179,7 +159,7 @@ describe('conformance: objects (compat 4.2)', () => {
   it('4.2/5.10: atr conditions: data property =, !=, >, <, and $id / $label', async () => {
     const realm = await freshRealm();
     const ids = [uniqueId('o0'), uniqueId('o1'), uniqueId('o2')];
-    await wire.batch(ids.map((id, i) => ({ typ: 'obj', act: 'cre', id, rea: realm, lab: `L${i}`, dat: { type: i === 0 ? 'scooter' : 'car', testValue: i * 5 } })));
+    await c.wire.batch(ids.map((id, i) => ({ typ: 'obj', act: 'cre', id, rea: realm, lab: `L${i}`, dat: { type: i === 0 ? 'scooter' : 'car', testValue: i * 5 } })));
     const keys = async (atr: string[]): Promise<string[]> => {
       const r = await req({ typ: 'obj', act: 'lis', rea: realm, dat: { atr } });
       assertSuc(r);
@@ -199,7 +179,7 @@ describe('conformance: objects (compat 4.2)', () => {
     const realm = await freshRealm();
     const inside = uniqueId('inside');
     const outside = uniqueId('outside');
-    await wire.batch([
+    await c.wire.batch([
       { typ: 'obj', act: 'cre', id: inside, rea: realm, lab: 'In', loc: { lon: 13.404954, lat: 52.520008 } },
       { typ: 'obj', act: 'cre', id: outside, rea: realm, lab: 'Out', loc: { lon: 13, lat: 51 } },
     ]);
@@ -221,7 +201,7 @@ describe('conformance: objects (compat 4.2)', () => {
   it('4.2/11#22: lis returns the complete keyed map without paging', async () => {
     const realm = await freshRealm();
     const ids = Array.from({ length: 40 }, (_, i) => `bulk-${String(i).padStart(2, '0')}`);
-    await wire.batch(ids.map((id) => ({ typ: 'obj', act: 'cre', id, rea: realm, lab: `L ${id}` })));
+    await c.wire.batch(ids.map((id) => ({ typ: 'obj', act: 'cre', id, rea: realm, lab: `L ${id}` })));
     const r = await req({ typ: 'obj', act: 'lis', rea: realm });
     assert.deepEqual(Object.keys(r.dat as object).sort(), ids);
     for (const id of ids) assert.deepEqual(r.dat[id], { id, lab: `L ${id}`, cst: 'dis' });

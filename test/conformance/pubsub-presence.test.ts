@@ -4,36 +4,29 @@
  * `connectionStatusChanged` publication, `upd` pushes).
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import {
   assertError,
   assertSuc,
-  assertWiresClean,
   connectWire,
   createRealm,
   signToken,
   sleep,
-  startConformance,
   uniqueId,
-  type Conformance,
   type HivekitWire,
   type Json,
 } from '../support/hivekit-wire.js';
+import { conformanceSuite } from '../support/conformance-suite.js';
 
 describe('conformance: pub/sub and presence (compat 4.8, 6)', () => {
-  let c: Conformance;
+  const c = conformanceSuite('pubsub', { wire: false });
   let a: HivekitWire;
   let b: HivekitWire;
 
   before(async () => {
-    c = await startConformance('pubsub');
     a = await connectWire(c.url, c.token);
     b = await connectWire(c.url, await signToken({ sub: 'userB' }));
   });
-  after(async () => {
-    await c?.stop();
-  });
-  afterEach(() => assertWiresClean());
 
   async function freshRealm(): Promise<string> {
     const realm = uniqueId('pubsub');

@@ -3,36 +3,22 @@
  * HTTP, realm-event subscriptions with exact counts, realm-data pushes.
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   assertClientError,
   assertError,
   assertSuc,
-  assertWiresClean,
   connectWire,
   httpRequest,
-  startConformance,
   uniqueId,
-  type Conformance,
-  type HivekitWire,
   type Json,
   type Msg,
 } from '../support/hivekit-wire.js';
+import { conformanceSuite } from '../support/conformance-suite.js';
 
 describe('conformance: realms (compat 4.1, 8)', () => {
-  let c: Conformance;
-  let wire: HivekitWire;
-
-  before(async () => {
-    c = await startConformance('realms');
-    wire = await connectWire(c.url, c.token);
-  });
-  after(async () => {
-    await c?.stop();
-  });
-  afterEach(() => assertWiresClean());
-
-  const req = (m: Msg): Promise<Json> => wire.request(m);
+  const c = conformanceSuite('realms');
+  const { req } = c;
   const http = (m: Msg): Promise<Json> => httpRequest(c.url, c.token, m);
 
   it('4.1/8.1: rea of a missing realm fails with exactly `unknown realm <id>`, 404', async () => {
@@ -93,7 +79,7 @@ describe('conformance: realms (compat 4.1, 8)', () => {
 
   it('8.1: the realm-event sequence of test/realm-test.js, with exact counts after 200 ms each', async () => {
     const sid = uniqueId('realm-subscription-');
-    const events = wire.watch(sid);
+    const events = c.wire.watch(sid);
     assertSuc(await req({ typ: 'sub', act: 'cre', id: sid, rea: 'sys', dat: { typ: 'sys', sty: 'rea' } }));
     await events.exactly(0, 200);
     const a = uniqueId('realm-ev-a');
@@ -128,7 +114,7 @@ describe('conformance: realms (compat 4.1, 8)', () => {
     const s2 = uniqueId('realm-subscription-');
     assertSuc(await req({ typ: 'sub', act: 'cre', id: s1, rea: 'sys', dat: { typ: 'sys', sty: 'rea' } }));
     assertSuc(await other.request({ typ: 'sub', act: 'cre', id: s2, rea: 'sys', dat: { typ: 'sys', sty: 'rea' } }));
-    const w1 = wire.watch(s1);
+    const w1 = c.wire.watch(s1);
     const w2 = other.watch(s2);
     assertSuc(await req({ typ: 'obj', act: 'cre', id: uniqueId('o'), rea: c.realm, loc: { lon: 1, lat: 1 } }));
     assertSuc(await req({ typ: 'are', act: 'cre', id: uniqueId('a'), rea: c.realm, sty: 'cir', sha: { cx: 1, cy: 1, r: 10 } }));
@@ -146,7 +132,7 @@ describe('conformance: realms (compat 4.1, 8)', () => {
     const id = uniqueId('realm-data');
     assertSuc(await req({ typ: 'rea', act: 'cre', id, lab: 'Data', dat: { a: 1 } }));
     const sid = `realm-data-${id}-${uniqueId('s')}`;
-    const pushes = wire.watch(sid);
+    const pushes = c.wire.watch(sid);
     assertSuc(await req({ typ: 'sub', act: 'cre', id: sid, rea: id, dat: { typ: 'rea', sty: 'rea' } }));
     await pushes.exactly(0, 200);
     assertSuc(await req({ typ: 'obj', act: 'cre', id: 'o', rea: id, loc: { lon: 1, lat: 1 } }));

@@ -5,11 +5,10 @@
  * the surviving subscriptions and nothing reaches cancelled ones.
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   applyObjectPushes,
   assertSuc,
-  assertWiresClean,
   connectWire,
   createRealm,
   heartbeatCid,
@@ -18,23 +17,13 @@ import {
   sortedKeys,
   startConformance,
   uniqueId,
-  type Conformance,
   type HivekitWire,
   type Msg,
 } from '../support/hivekit-wire.js';
+import { conformanceSuite } from '../support/conformance-suite.js';
 
 describe('conformance: reconnect and resubscribe (compat 9)', () => {
-  let c: Conformance;
-  let writer: HivekitWire;
-
-  before(async () => {
-    c = await startConformance('reconnect');
-    writer = await connectWire(c.url, c.token);
-  });
-  after(async () => {
-    await c?.stop();
-  });
-  afterEach(() => assertWiresClean());
+  const c = conformanceSuite('reconnect');
 
   async function freshRealm(): Promise<string> {
     const realm = uniqueId('reconnect');
@@ -52,7 +41,7 @@ describe('conformance: reconnect and resubscribe (compat 9)', () => {
 
   it('9: drop, reconnect, sign in, re-send subscriptions with the same ids in one frame: exactly one push per change, none for cancelled ones', async () => {
     const realm = await freshRealm();
-    assertSuc(await writer.request({ typ: 'obj', act: 'cre', id: 'car-1', rea: realm, lab: 'Car', loc: { lon: 13.4, lat: 52.5 }, dat: { type: 'car' } }));
+    assertSuc(await c.wire.request({ typ: 'obj', act: 'cre', id: 'car-1', rea: realm, lab: 'Car', loc: { lon: 13.4, lat: 52.5 }, dat: { type: 'car' } }));
     const carSub = `object-subscription-${uniqueId('car')}`;
     const cancelled = `object-subscription-${uniqueId('gone')}`;
     const realmSub = `realm-data-${realm}-${uniqueId('r')}`;
@@ -80,10 +69,10 @@ describe('conformance: reconnect and resubscribe (compat 9)', () => {
     await cars.exactly(0, 300);
     assert.equal(realmPushes.got.length, 0, 'a re-created subscription without exe gets no initial push');
 
-    assertSuc(await writer.request({ typ: 'obj', act: 'upd', id: 'car-1', rea: realm, loc: { lon: 13.5, lat: 52.5 } }));
-    assertSuc(await writer.request({ typ: 'obj', act: 'cre', id: 'bike-1', rea: realm, dat: { type: 'bike' } }));
-    assertSuc(await writer.request({ typ: 'rea', act: 'upd', id: realm, dat: { v: 1 } }));
-    assertSuc(await writer.request({ typ: 'rea', act: 'pub', id: realm, dat: { eve, idp: 'car-1', dat: { hello: 'again' } } }));
+    assertSuc(await c.wire.request({ typ: 'obj', act: 'upd', id: 'car-1', rea: realm, loc: { lon: 13.5, lat: 52.5 } }));
+    assertSuc(await c.wire.request({ typ: 'obj', act: 'cre', id: 'bike-1', rea: realm, dat: { type: 'bike' } }));
+    assertSuc(await c.wire.request({ typ: 'rea', act: 'upd', id: realm, dat: { v: 1 } }));
+    assertSuc(await c.wire.request({ typ: 'rea', act: 'pub', id: realm, dat: { eve, idp: 'car-1', dat: { hello: 'again' } } }));
 
     const [carPush] = await cars.exactly(1, 400);
     assert.deepEqual(Object.keys(carPush.obj.upd as object), ['car-1']);
@@ -99,7 +88,7 @@ describe('conformance: reconnect and resubscribe (compat 9)', () => {
 
   it('9: a re-created subscription with exe gets a new full push that replaces the client’s state', async () => {
     const realm = await freshRealm();
-    await writer.batch([
+    await c.wire.batch([
       { typ: 'obj', act: 'cre', id: 'a', rea: realm },
       { typ: 'obj', act: 'cre', id: 'b', rea: realm },
     ]);
@@ -110,8 +99,8 @@ describe('conformance: reconnect and resubscribe (compat 9)', () => {
     assertSuc(await first.request(create));
     await before.exactly(1, 300);
     first.drop();
-    assertSuc(await writer.request({ typ: 'obj', act: 'del', id: 'a', rea: realm }));
-    assertSuc(await writer.request({ typ: 'obj', act: 'cre', id: 'c', rea: realm }));
+    assertSuc(await c.wire.request({ typ: 'obj', act: 'del', id: 'a', rea: realm }));
+    assertSuc(await c.wire.request({ typ: 'obj', act: 'cre', id: 'c', rea: realm }));
     const second = await connectWire(c.url, c.token);
     const pushes = second.watch(sid);
     assertSuc(await second.request(create));
@@ -149,11 +138,11 @@ describe('conformance: reconnect and resubscribe (compat 9)', () => {
     assertSuc(await fresh.request(create));
     const o = old.watch(sid);
     const f = fresh.watch(sid);
-    assertSuc(await writer.request({ typ: 'obj', act: 'cre', id: 'x', rea: realm }));
+    assertSuc(await c.wire.request({ typ: 'obj', act: 'cre', id: 'x', rea: realm }));
     await f.exactly(1, 400);
     assert.equal(o.got.length, 1);
     await old.close();
-    assertSuc(await writer.request({ typ: 'obj', act: 'upd', id: 'x', rea: realm, lab: 'X' }));
+    assertSuc(await c.wire.request({ typ: 'obj', act: 'upd', id: 'x', rea: realm, lab: 'X' }));
     await f.exactly(2, 400);
     assertNoErrors(fresh);
     await fresh.close();

@@ -4,38 +4,23 @@
  */
 /* eslint-disable @typescript-eslint/no-unsafe-return -- mapping over the wire's arbitrary JSON */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import {
   assertError,
   assertSuc,
-  assertWiresClean,
-  connectWire,
   createRealm,
   sleep,
-  startConformance,
   uniqueId,
-  type Conformance,
-  type HivekitWire,
   type Json,
   type Msg,
 } from '../support/hivekit-wire.js';
+import { conformanceSuite } from '../support/conformance-suite.js';
 
 const byKey = (a: Json, b: Json): number => JSON.stringify([a.id, a.fie]).localeCompare(JSON.stringify([b.id, b.fie]));
 
 describe('conformance: search and history (compat 7)', () => {
-  let c: Conformance;
-  let wire: HivekitWire;
-
-  before(async () => {
-    c = await startConformance('search');
-    wire = await connectWire(c.url, c.token);
-  });
-  after(async () => {
-    await c?.stop();
-  });
-  afterEach(() => assertWiresClean());
-
-  const req = (m: Msg): Promise<Json> => wire.request(m);
+  const c = conformanceSuite('search');
+  const { req } = c;
 
   describe('search (7.2)', () => {
     let realm: string;
@@ -55,7 +40,7 @@ describe('conformance: search and history (compat 7)', () => {
       realm = uniqueId('search-realm');
       await createRealm(c.url, c.token, realm);
       const writes = ids.map((id, i) => ({ typ: 'obj', act: 'cre', id, rea: realm, lab: label(i), dat: { type: i < 2 ? 'scooter' : 'car' } }));
-      const replies = await wire.batch([
+      const replies = await c.wire.batch([
         ...writes,
         { typ: 'are', act: 'cre', id: 'zone-1', rea: realm, lab: 'Mitte', sty: 'cir', sha: { cx: 13.4, cy: 52.5, r: 500 }, dat: { kind: 'city scooter' } },
         { typ: 'are', act: 'cre', id: 'zone-2', rea: realm, lab: 'Mitte Nord', sty: 'cir', sha: { cx: 13.4, cy: 52.6, r: 500 } },
@@ -137,11 +122,11 @@ describe('conformance: search and history (compat 7)', () => {
     it('7.1: three sets 100 ms apart give three entries, oldest first, each with loc and the full data after that write (within 6 s)', async () => {
       const id = uniqueId('history-object');
       const start = Date.now();
-      wire.sendRaw([{ typ: 'obj', act: 'set', id, rea: c.realm, loc: { lon: 13, lat: 52 }, dat: { valueA: 1 } }]);
+      c.wire.sendRaw([{ typ: 'obj', act: 'set', id, rea: c.realm, loc: { lon: 13, lat: 52 }, dat: { valueA: 1 } }]);
       await sleep(100);
-      wire.sendRaw([{ typ: 'obj', act: 'set', id, rea: c.realm, loc: { lon: 14, lat: 53 }, dat: { valueA: 2, valueB: 1 } }]);
+      c.wire.sendRaw([{ typ: 'obj', act: 'set', id, rea: c.realm, loc: { lon: 14, lat: 53 }, dat: { valueA: 2, valueB: 1 } }]);
       await sleep(100);
-      wire.sendRaw([{ typ: 'obj', act: 'set', id, rea: c.realm, loc: { lon: 15, lat: 54 }, dat: { valueB: 2 } }]);
+      c.wire.sendRaw([{ typ: 'obj', act: 'set', id, rea: c.realm, loc: { lon: 15, lat: 54 }, dat: { valueB: 2 } }]);
       await sleep(50);
       const entries = await history(c.realm, id, iso(start - 1_000_000), iso(Date.now() + 1000), 3, 6000);
       assert.equal(entries.length, 3, JSON.stringify(entries));

@@ -4,51 +4,34 @@
  * and delete, and the worked example of 5.11 step by step with the suite's 200 ms waits.
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   applyAreaPushes,
   applyObjectPushes,
   assertClientError,
   assertError,
   assertSuc,
-  assertWiresClean,
   connectWire,
   createRealm,
   newCid,
   sleep,
   sortedKeys,
-  startConformance,
   uniqueId,
-  type Conformance,
   type HivekitWire,
   type Json,
   type Msg,
 } from '../support/hivekit-wire.js';
+import { conformanceSuite } from '../support/conformance-suite.js';
 
 describe('conformance: subscriptions (compat 5)', () => {
-  let c: Conformance;
-  let wire: HivekitWire;
-
-  before(async () => {
-    c = await startConformance('subscriptions');
-    wire = await connectWire(c.url, c.token);
-  });
-  after(async () => {
-    await c?.stop();
-  });
-  afterEach(() => assertWiresClean());
-
-  const req = (m: Msg): Promise<Json> => wire.request(m);
+  const c = conformanceSuite('subscriptions');
+  const { req } = c;
   async function freshRealm(): Promise<string> {
     const realm = uniqueId('subs');
     await createRealm(c.url, c.token, realm);
     return realm;
   }
-  async function readObject(realm: string, id: string): Promise<Json> {
-    const r = await req({ typ: 'obj', act: 'rea', id, rea: realm });
-    assertSuc(r);
-    return r.dat;
-  }
+  const readObject = (realm: string, id: string): Promise<Json> => c.read('obj', id, realm);
   /** Creates a subscription and returns the reply's arrival record (for ordering checks). */
   async function subscribe(w: HivekitWire, id: string, realm: string, dat: Msg): Promise<{ frame: number; turn: number }> {
     const cid = newCid();
@@ -69,11 +52,11 @@ describe('conformance: subscriptions (compat 5)', () => {
   it('5.4: exe in an empty realm: the reply, then exactly one push {uty:ful, obj:{cre:{}}} in a later write; then one dta cre for a new object', async () => {
     const realm = await freshRealm();
     const sid = uniqueId('object-subscription');
-    const pushes = wire.watch(sid);
-    const reply = await subscribe(wire, sid, realm, { typ: 'obj', sty: 'rea', exe: true });
+    const pushes = c.wire.watch(sid);
+    const reply = await subscribe(c.wire, sid, realm, { typ: 'obj', sty: 'rea', exe: true });
     const [initial] = await pushes.exactly(1, 300);
     assert.deepEqual(initial, { typ: 'sub', id: sid, uty: 'ful', obj: { cre: {} } });
-    assertAfterReply(wire, sid, reply);
+    assertAfterReply(c.wire, sid, reply);
     const id = uniqueId('object');
     assertSuc(await req({ typ: 'obj', act: 'cre', id, rea: realm, lab: 'New', loc: { lon: 13.4, lat: 52.5 }, dat: { type: 'scooter' } }));
     const got = await pushes.exactly(2, 200);
@@ -86,12 +69,12 @@ describe('conformance: subscriptions (compat 5)', () => {
   it('5.4: exe on a realm with objects: exactly one ful push holding every matching record', async () => {
     const realm = await freshRealm();
     const ids = [uniqueId('a'), uniqueId('b')];
-    await wire.batch(ids.map((id) => ({ typ: 'obj', act: 'cre', id, rea: realm, lab: id, loc: { lon: 1, lat: 1 } })));
+    await c.wire.batch(ids.map((id) => ({ typ: 'obj', act: 'cre', id, rea: realm, lab: id, loc: { lon: 1, lat: 1 } })));
     const sid = uniqueId('object-subscription');
-    const pushes = wire.watch(sid);
-    const reply = await subscribe(wire, sid, realm, { typ: 'obj', sty: 'rea', exe: true });
+    const pushes = c.wire.watch(sid);
+    const reply = await subscribe(c.wire, sid, realm, { typ: 'obj', sty: 'rea', exe: true });
     const [p] = await pushes.exactly(1, 300);
-    assertAfterReply(wire, sid, reply);
+    assertAfterReply(c.wire, sid, reply);
     assert.equal(p.uty, 'ful');
     const set = applyObjectPushes([p]);
     assert.deepEqual(sortedKeys(set), [...ids].sort());
@@ -103,8 +86,8 @@ describe('conformance: subscriptions (compat 5)', () => {
     const member = uniqueId('member');
     assertSuc(await req({ typ: 'obj', act: 'cre', id: member, rea: realm, lab: 'M', loc: { lon: 1, lat: 1 } }));
     const sid = uniqueId('object-subscription');
-    const pushes = wire.watch(sid);
-    await subscribe(wire, sid, realm, { typ: 'obj', sty: 'rea' });
+    const pushes = c.wire.watch(sid);
+    await subscribe(c.wire, sid, realm, { typ: 'obj', sty: 'rea' });
     await pushes.exactly(0, 200);
     assertSuc(await req({ typ: 'obj', act: 'upd', id: member, rea: realm, lab: 'M2' }));
     const [upd] = await pushes.exactly(1, 200);
@@ -128,7 +111,7 @@ describe('conformance: subscriptions (compat 5)', () => {
     const lon0 = -0.140613;
     const id = (i: number): string => `obj-id-${i}`;
     const sid = uniqueId('object-subscription');
-    const pushes = wire.watch(sid);
+    const pushes = c.wire.watch(sid);
     let seen = 0;
     let set = new Map<string, Json>();
     /** The pushes of one step: waits 200 ms, checks the count, applies them as the client does. */
@@ -145,11 +128,11 @@ describe('conformance: subscriptions (compat 5)', () => {
     const ids = (...n: number[]): string[] => n.map(id).sort();
 
     // 1: circle r = 110 m, no exe: no push.
-    await subscribe(wire, sid, realm, { typ: 'obj', sty: 'cir', sha: { cx: lon0, cy: lat, r: 110 } });
+    await subscribe(c.wire, sid, realm, { typ: 'obj', sty: 'cir', sha: { cx: lon0, cy: lat, r: 110 } });
     await pushes.exactly(0, 200);
 
     // 2: ten objects in one frame → dta cre of 0 and 1 (may be split over push cycles, never repeated).
-    const created = await wire.batch(
+    const created = await c.wire.batch(
       Array.from({ length: 10 }, (_, i) => ({ typ: 'obj', act: 'cre', id: id(i), rea: realm, loc: { lon: lon0 + i * 0.001, lat }, dat: { testValue: i } })),
     );
     for (const r of created) assertSuc(r);
@@ -164,11 +147,11 @@ describe('conformance: subscriptions (compat 5)', () => {
 
     // 3: move the circle +0.002° → one ful push {1,2,3}, after the reply.
     const updCid = newCid();
-    assertSuc((await wire.batch([{ typ: 'sub', act: 'upd', id: sid, rea: realm, cid: updCid, dat: { typ: 'obj', sty: 'cir', sha: { cx: lon0 + 0.002, cy: lat, r: 110 } } }]))[0]);
+    assertSuc((await c.wire.batch([{ typ: 'sub', act: 'upd', id: sid, rea: realm, cid: updCid, dat: { typ: 'obj', sty: 'cir', sha: { cx: lon0 + 0.002, cy: lat, r: 110 } } }]))[0]);
     const [s3] = await step(1);
-    const reply3 = wire.replyOf(updCid);
+    const reply3 = c.wire.replyOf(updCid);
     assert.ok(reply3 !== undefined);
-    assertAfterReply(wire, sid, reply3, seen - 1);
+    assertAfterReply(c.wire, sid, reply3, seen - 1);
     assert.equal(s3.uty, 'ful');
     assert.deepEqual(members(), ids(1, 2, 3));
 
@@ -218,23 +201,23 @@ describe('conformance: subscriptions (compat 5)', () => {
     const realm = await freshRealm();
     assertSuc(await req({ typ: 'obj', act: 'cre', id: 'far', rea: realm, loc: { lon: 10, lat: 10 } }));
     const sid = uniqueId('object-subscription');
-    const pushes = wire.watch(sid);
-    await subscribe(wire, sid, realm, { typ: 'obj', sty: 'rea' });
+    const pushes = c.wire.watch(sid);
+    await subscribe(c.wire, sid, realm, { typ: 'obj', sty: 'rea' });
     const cid = newCid();
-    assertSuc((await wire.batch([{ typ: 'sub', act: 'upd', id: sid, rea: realm, cid, dat: { typ: 'obj', sty: 'cir', sha: { cx: 50, cy: 50, r: 100 } } }]))[0]);
+    assertSuc((await c.wire.batch([{ typ: 'sub', act: 'upd', id: sid, rea: realm, cid, dat: { typ: 'obj', sty: 'cir', sha: { cx: 50, cy: 50, r: 100 } } }]))[0]);
     const [p] = await pushes.exactly(1, 200);
     assert.deepEqual(p, { typ: 'sub', id: sid, uty: 'ful', obj: { cre: {} } });
-    const reply = wire.replyOf(cid);
+    const reply = c.wire.replyOf(cid);
     assert.ok(reply !== undefined);
-    assertAfterReply(wire, sid, reply);
+    assertAfterReply(c.wire, sid, reply);
   });
 
   it('5.5: an object that stops passing the filter leaves with del; one change gives one push', async () => {
     const realm = await freshRealm();
     assertSuc(await req({ typ: 'obj', act: 'cre', id: 's1', rea: realm, dat: { type: 'scooter' } }));
     const sid = uniqueId('object-subscription');
-    const pushes = wire.watch(sid);
-    await subscribe(wire, sid, realm, { typ: 'obj', sty: 'rea', atr: ['type="scooter"'], exe: true });
+    const pushes = c.wire.watch(sid);
+    await subscribe(c.wire, sid, realm, { typ: 'obj', sty: 'rea', atr: ['type="scooter"'], exe: true });
     await pushes.exactly(1, 200);
     assertSuc(await req({ typ: 'obj', act: 'upd', id: 's1', rea: realm, dat: { type: 'car' } }));
     const [, left] = await pushes.exactly(2, 200);
@@ -248,8 +231,8 @@ describe('conformance: subscriptions (compat 5)', () => {
     const target = uniqueId('target');
     assertSuc(await req({ typ: 'obj', act: 'cre', id: target, rea: realm, loc: { lon: 13.4, lat: 52.5 } }));
     const sid = uniqueId('object-subscription');
-    const pushes = wire.watch(sid);
-    await subscribe(wire, sid, realm, { typ: 'obj', sty: 'tar', sta: { id: target, r: 2000 }, atr: [`$id!="${target}"`] });
+    const pushes = c.wire.watch(sid);
+    await subscribe(c.wire, sid, realm, { typ: 'obj', sty: 'tar', sta: { id: target, r: 2000 }, atr: [`$id!="${target}"`] });
     await pushes.exactly(0, 200);
     assertSuc(await req({ typ: 'obj', act: 'cre', id: target, rea: realm, loc: { lon: 13.4, lat: 52.5 } }));
     const near = uniqueId('near');
@@ -264,13 +247,13 @@ describe('conformance: subscriptions (compat 5)', () => {
   it('5.5 (Recommendation): the target circle follows the target', async () => {
     const realm = await freshRealm();
     assertSuc(await req({ typ: 'obj', act: 'cre', id: 'tgt', rea: realm, loc: { lon: 13.4, lat: 52.5 } }));
-    await wire.batch([
+    await c.wire.batch([
       { typ: 'obj', act: 'cre', id: 'near', rea: realm, loc: { lon: 13.41, lat: 52.5 } },
       { typ: 'obj', act: 'cre', id: 'far', rea: realm, loc: { lon: 14, lat: 52.5 } },
     ]);
     const sid = uniqueId('object-subscription');
-    const pushes = wire.watch(sid);
-    await subscribe(wire, sid, realm, { typ: 'obj', sty: 'tar', sta: { id: 'tgt', r: 2000 }, atr: ['$id!="tgt"'], exe: true });
+    const pushes = c.wire.watch(sid);
+    await subscribe(c.wire, sid, realm, { typ: 'obj', sty: 'tar', sta: { id: 'tgt', r: 2000 }, atr: ['$id!="tgt"'], exe: true });
     await pushes.exactly(1, 200);
     assert.deepEqual(sortedKeys(applyObjectPushes(pushes.got)), ['near']);
     assertSuc(await req({ typ: 'obj', act: 'upd', id: 'tgt', rea: realm, loc: { lon: 14.001, lat: 52.5 } }));
@@ -283,8 +266,8 @@ describe('conformance: subscriptions (compat 5)', () => {
     const realm = await freshRealm();
     assertSuc(await req({ typ: 'obj', act: 'cre', id: 'old-object', rea: realm, loc: { lon: 1, lat: 1 } }));
     const sid = uniqueId('object-subscription');
-    const pushes = wire.watch(sid);
-    await subscribe(wire, sid, realm, { typ: 'obj', sty: 'rea', exe: true });
+    const pushes = c.wire.watch(sid);
+    await subscribe(c.wire, sid, realm, { typ: 'obj', sty: 'rea', exe: true });
     await pushes.exactly(1, 500);
     assertSuc(await req({ typ: 'obj', act: 'cre', id: 'new-object', rea: realm, loc: { lon: 2, lat: 2 } }));
     const [, delta] = await pushes.exactly(2, 300);
@@ -297,10 +280,10 @@ describe('conformance: subscriptions (compat 5)', () => {
     const shape = { sty: 'cir', sha: { cx: 13.4, cy: 52.5, r: 100 } };
     assertSuc(await req({ typ: 'are', act: 'cre', id: 'area-1', rea: realm, lab: 'One', ...shape, dat: { k: 1 } }));
     const sid = uniqueId('area-subscription');
-    const pushes = wire.watch(sid);
-    const reply = await subscribe(wire, sid, realm, { typ: 'are', sty: 'rea', exe: true });
+    const pushes = c.wire.watch(sid);
+    const reply = await subscribe(c.wire, sid, realm, { typ: 'are', sty: 'rea', exe: true });
     const [initial] = await pushes.exactly(1, 300);
-    assertAfterReply(wire, sid, reply);
+    assertAfterReply(c.wire, sid, reply);
     const one = (await req({ typ: 'are', act: 'rea', id: 'area-1', rea: realm })).dat;
     assert.deepEqual(initial, { typ: 'sub', id: sid, uty: 'ful', are: { 'area-1': one } });
     await pushes.exactly(1, 300);
@@ -321,8 +304,8 @@ describe('conformance: subscriptions (compat 5)', () => {
     const realm = await freshRealm();
     assertSuc(await req({ typ: 'are', act: 'cre', id: 'here', rea: realm, lab: 'Here', sty: 'cir', sha: { cx: 13.4, cy: 52.5, r: 100 } }));
     const sid = uniqueId('area-subscription');
-    const pushes = wire.watch(sid);
-    await subscribe(wire, sid, realm, { typ: 'are', sty: 'cir', sha: { cx: -70, cy: -30, r: 10 }, atr: ['kind="none"'], exe: true });
+    const pushes = c.wire.watch(sid);
+    await subscribe(c.wire, sid, realm, { typ: 'are', sty: 'cir', sha: { cx: -70, cy: -30, r: 10 }, atr: ['kind="none"'], exe: true });
     const [p] = await pushes.exactly(1, 300);
     assert.deepEqual(Object.keys(p.are as object), ['here']);
   });
@@ -362,8 +345,8 @@ describe('conformance: subscriptions (compat 5)', () => {
   it('5.7: after sub del is acknowledged nothing more is pushed; deleting an unknown id is `unknown subscription <id>`, 404', async () => {
     const realm = await freshRealm();
     const sid = uniqueId('object-subscription');
-    const pushes = wire.watch(sid);
-    await subscribe(wire, sid, realm, { typ: 'obj', sty: 'rea' });
+    const pushes = c.wire.watch(sid);
+    await subscribe(c.wire, sid, realm, { typ: 'obj', sty: 'rea' });
     assertSuc(await req({ typ: 'obj', act: 'cre', id: 'x', rea: realm }));
     await pushes.exactly(1, 200);
     assertSuc(await req({ typ: 'sub', act: 'del', id: sid, rea: realm }));
@@ -378,9 +361,9 @@ describe('conformance: subscriptions (compat 5)', () => {
     const realm = await freshRealm();
     const other = await connectWire(c.url, c.token);
     const sid = 'object-subscription-shared-id';
-    const mine = wire.watch(sid);
+    const mine = c.wire.watch(sid);
     const theirs = other.watch(sid);
-    await subscribe(wire, sid, realm, { typ: 'obj', sty: 'rea' });
+    await subscribe(c.wire, sid, realm, { typ: 'obj', sty: 'rea' });
     await subscribe(other, sid, realm, { typ: 'obj', sty: 'rea', atr: ['kind="b"'] });
     assertSuc(await req({ typ: 'obj', act: 'cre', id: 'a', rea: realm, dat: { kind: 'a' } }));
     assertSuc(await req({ typ: 'obj', act: 'cre', id: 'b', rea: realm, dat: { kind: 'b' } }));

@@ -3,34 +3,24 @@
  * envelope on raw TCP, one JSON array per line, the first line `Bearer <token>`.
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   assertError,
   assertSuc,
-  assertWiresClean,
   heartbeatCid,
   locWithoutTime,
   newCid,
   openTcp,
   signToken,
   sleep,
-  startConformance,
   uniqueId,
   zeroLoc,
-  type Conformance,
   type HivekitWire,
 } from '../support/hivekit-wire.js';
+import { conformanceSuite } from '../support/conformance-suite.js';
 
 describe('conformance: the v1 envelope over TCP lines', () => {
-  let c: Conformance;
-
-  before(async () => {
-    c = await startConformance('tcp');
-  });
-  after(async () => {
-    await c?.stop();
-  });
-  afterEach(() => assertWiresClean());
+  const c = conformanceSuite('tcp', { wire: false });
 
   async function signedIn(): Promise<HivekitWire> {
     const wire = await openTcp(c.tcpPort);

@@ -6,30 +6,28 @@
  * show only the ids the token may read.
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { call } from '../support/harness.js';
 import {
   assertError,
   assertSuc,
-  assertWiresClean,
   connectWire,
   httpRequest,
   signToken,
   sleep,
-  startConformance,
   uniqueId,
-  type Conformance,
   type HivekitWire,
   type Json,
   type Msg,
 } from '../support/hivekit-wire.js';
+import { conformanceSuite } from '../support/conformance-suite.js';
 
 const rectangle = { x1: 13.0, y1: 52.0, x2: 14.0, y2: 53.0 };
 const here = { lon: 13.4, lat: 52.5 };
 const denied = (right: string, id: string): string => `the token's permissions (per) do not grant ${right} on ${id}`;
 
 describe('per rights at id level: v1, REST, results and pushes', () => {
-  let c: Conformance;
+  const c = conformanceSuite('per', { wire: false });
   /** Full rights (a `sub`-only JWT). */
   let owner: HivekitWire;
   /** per: cars R, U, D; zones C, R, U; beacon/1 R only; nothing else. */
@@ -38,7 +36,6 @@ describe('per rights at id level: v1, REST, results and pushes', () => {
   let realm: string;
 
   before(async () => {
-    c = await startConformance('per');
     realm = c.realm;
     limitedToken = await signToken({ sub: 'limited' }, { claims: { per: { [realm]: { 'car/*': 'RUD', 'zone/*': 'CRU', 'beacon/1': 'R' } } } });
     owner = await connectWire(c.url, c.token);
@@ -50,10 +47,6 @@ describe('per rights at id level: v1, REST, results and pushes', () => {
       assertSuc(await owner.request({ typ: 'are', act: 'cre', id, rea: realm, lab: `label ${id}`, sty: 'rec', sha: rectangle }));
     }
   });
-  after(async () => {
-    await c?.stop();
-  });
-  afterEach(() => assertWiresClean());
 
   const own = (m: Msg): Promise<Json> => owner.request(m);
   const lim = (m: Msg): Promise<Json> => limited.request(m);
