@@ -18,8 +18,9 @@
 #   LOCUS_GO_BUILD_NICE  niceness for the go builds (default 10; the machines are shared)
 set -euo pipefail
 
-TOOLS_DIR="${LOCUS_TOOLS_DIR:-${HOME:-/tmp}/.cache/locus-tools}"
-BIN_DIR="$TOOLS_DIR/bin"
+TOOLS_SCRIPT="install-k8s-tools"
+# shellcheck source=lib/tools-common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/tools-common.sh"
 SRC_DIR="$TOOLS_DIR/src"
 mkdir -p "$BIN_DIR" "$SRC_DIR"
 
@@ -33,20 +34,6 @@ CONTROLLER_TOOLS_VERSION="v0.23.0"
 MONITORING_API_VERSION="v0.95.2"
 
 NICE="${LOCUS_GO_BUILD_NICE:-10}"
-
-log() { echo "install-k8s-tools: $*" >&2; }
-fail() { echo "install-k8s-tools: error: $*" >&2; exit 1; }
-
-need_go() {
-  command -v go >/dev/null 2>&1 || fail "$1 is missing and Go is not installed (needed to build it: https://go.dev/dl/)"
-}
-
-# The version a binary reports, through the given flags; empty when it does not run.
-reported() {
-  local bin="$1"; shift
-  [ -x "$bin" ] || return 0
-  "$bin" "$@" 2>/dev/null || true
-}
 
 # A fresh wrapper module directory for tool $1 at version $2 (go.mod written by the caller).
 wrapper_dir() {
@@ -72,22 +59,22 @@ build_in() {
   log "built $(basename "$out") in $((end - start)) s"
 }
 
+# Builds tool $1 at version $2 into $BIN_DIR/$1 from a wrapper module that requires module $3 at
+# that version: package $4 (got at that version), with ldflags $5.
+build_from_module() {
+  local name="$1" version="$2" module="$3" pkg="$4" ldflags="$5" dir
+  need_go "$name $version"
+  log "building $name $version into $BIN_DIR"
+  dir=$(wrapper_dir "$name" "$version")
+  printf 'module locus.local/tools/%s\n\ngo 1.24.0\n\nrequire %s %s\n' "$name" "$module" "$version" >"$dir/go.mod"
+  build_in "$dir" "$BIN_DIR/$name" "$pkg" "$ldflags" "$pkg@$version"
+}
+
 # etcd, the server binary of go.etcd.io/etcd/server/v3 (its package main is the module root).
 install_etcd() {
   local bin="$BIN_DIR/etcd" want="${ETCD_VERSION#v}"
   if reported "$bin" --version | grep -q "^etcd Version: $want\$"; then return 0; fi
-  need_go "etcd $ETCD_VERSION"
-  log "building etcd $ETCD_VERSION into $BIN_DIR"
-  local dir
-  dir=$(wrapper_dir etcd "$ETCD_VERSION")
-  cat >"$dir/go.mod" <<EOF
-module locus.local/tools/etcd
-
-go 1.24.0
-
-require go.etcd.io/etcd/server/v3 $ETCD_VERSION
-EOF
-  build_in "$dir" "$bin" go.etcd.io/etcd/server/v3 "" "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
+  build_from_module etcd "$ETCD_VERSION" go.etcd.io/etcd/server/v3 go.etcd.io/etcd/server/v3 ""
   reported "$bin" --version | grep -q "^etcd Version: $want\$" || fail "etcd in $BIN_DIR does not report $ETCD_VERSION"
 }
 
@@ -123,19 +110,8 @@ install_kube_apiserver() {
 install_helm() {
   local bin="$BIN_DIR/helm"
   if reported "$bin" version --short | grep -q "^$HELM_VERSION\\b"; then return 0; fi
-  need_go "helm $HELM_VERSION"
-  log "building helm $HELM_VERSION into $BIN_DIR"
-  local dir
-  dir=$(wrapper_dir helm "$HELM_VERSION")
-  cat >"$dir/go.mod" <<EOF
-module locus.local/tools/helm
-
-go 1.24.0
-
-require helm.sh/helm/v3 $HELM_VERSION
-EOF
   local ldflags="-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
-  build_in "$dir" "$bin" helm.sh/helm/v3/cmd/helm "$ldflags" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+  build_from_module helm "$HELM_VERSION" helm.sh/helm/v3 helm.sh/helm/v3/cmd/helm "$ldflags"
   reported "$bin" version --short | grep -q "^$HELM_VERSION\\b" || fail "helm in $BIN_DIR does not report $HELM_VERSION"
 }
 

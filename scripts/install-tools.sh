@@ -8,8 +8,9 @@
 # One function per tool; test/support/tools.ts finds them (tools dir first, then PATH).
 set -euo pipefail
 
-TOOLS_DIR="${LOCUS_TOOLS_DIR:-${HOME:-/tmp}/.cache/locus-tools}"
-BIN_DIR="$TOOLS_DIR/bin"
+TOOLS_SCRIPT="install-tools"
+# shellcheck source=lib/tools-common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/tools-common.sh"
 mkdir -p "$BIN_DIR"
 
 NATS_SERVER_VERSION="v2.15.2"
@@ -17,23 +18,20 @@ NATS_SERVER_VERSION="v2.15.2"
 PROMTOOL_MODULE_VERSION="v0.316.0"
 PROMTOOL_VERSION="3.16.0"
 
-log() { echo "install-tools: $*" >&2; }
-fail() { echo "install-tools: error: $*" >&2; exit 1; }
-
 # nats-server, built from its Go module (reuses the Go module and build caches).
 install_nats_server() {
   local bin="$BIN_DIR/nats-server"
-  if [ -x "$bin" ] && "$bin" --version 2>/dev/null | grep -q "$NATS_SERVER_VERSION\$"; then
+  if reported "$bin" --version | grep -q "$NATS_SERVER_VERSION\$"; then
     return 0
   fi
   # The right version on PATH will do too (tests look in $BIN_DIR, then on PATH).
   if [ ! -e "$bin" ] && command -v nats-server >/dev/null 2>&1 && nats-server --version 2>/dev/null | grep -q "$NATS_SERVER_VERSION\$"; then
     return 0
   fi
-  command -v go >/dev/null 2>&1 || fail "nats-server $NATS_SERVER_VERSION is missing and Go is not installed (needed to build it: https://go.dev/dl/)"
+  need_go "nats-server $NATS_SERVER_VERSION"
   log "building nats-server $NATS_SERVER_VERSION into $BIN_DIR (go install)"
   GOBIN="$BIN_DIR" go install "github.com/nats-io/nats-server/v2@$NATS_SERVER_VERSION"
-  "$bin" --version 2>/dev/null | grep -q "$NATS_SERVER_VERSION\$" || fail "nats-server in $BIN_DIR does not report $NATS_SERVER_VERSION"
+  reported "$bin" --version | grep -q "$NATS_SERVER_VERSION\$" || fail "nats-server in $BIN_DIR does not report $NATS_SERVER_VERSION"
 }
 
 # Whether the promtool at $1 is the pinned one: it says so in --version (when built by this
@@ -57,7 +55,7 @@ install_promtool() {
   if [ ! -e "$bin" ] && command -v promtool >/dev/null 2>&1 && promtool_is_pinned "$(command -v promtool)"; then
     return 0
   fi
-  command -v go >/dev/null 2>&1 || fail "promtool $PROMTOOL_VERSION is missing and Go is not installed (needed to build it: https://go.dev/dl/)"
+  need_go "promtool $PROMTOOL_VERSION"
   log "building promtool $PROMTOOL_VERSION ($PROMTOOL_MODULE_VERSION) into $BIN_DIR (go install)"
   GOBIN="$BIN_DIR" go install \
     -ldflags "-X github.com/prometheus/common/version.Version=$PROMTOOL_VERSION" \

@@ -17,20 +17,18 @@
  * The realm has the same 100 areas as the single-process bench, so every update runs the
  * geofence test.
  */
-import { performance } from 'node:perf_hooks';
 import type { Cluster } from '../../internal/cluster/cluster.js';
-import { benchAreas, random } from '../support/bench-areas.js';
+import { benchAreas, benchObjectCount as objectCount, random } from '../support/bench-areas.js';
+import { now } from '../support/bench-clock.js';
+import { eventLatency, latencyBatch, latencyMs, latencySummary, latencyWarmupMs, type Latency } from '../support/bench-event-latency.js';
 import { fmt, median, ms, percentile } from '../support/bench-stats.js';
 import { clusterOutput, mongoTestStore, startTestCluster } from '../support/cluster.js';
-import { connectTcp, connectWs, type V1Client } from '../support/v1-clients.js';
-import { benchRequest } from '../support/bench-http.js';
+import { connectTcp, type V1Client } from '../support/v1-clients.js';
+import { benchRealm } from '../support/bench-http.js';
+import { sendWindowed } from '../support/bench-window.js';
 
 const realm = 'bench';
-const objectCount = 10_000;
 const latencyRate = 10_000;
-const latencyBatch = 100;
-const latencyMs = 5000;
-const latencyWarmupMs = 1000;
 const ingestConnections = 6;
 const ingestBatch = 1000;
 const ingestWindow = 2;
@@ -41,65 +39,26 @@ const ingestRuns = 3;
 const log = (text: string): void => {
   process.stderr.write(`${text}\n`);
 };
-const now = (): number => performance.timeOrigin + performance.now();
-async function admin(cluster: Cluster, method: string, path: string, body?: unknown, token = cluster.adminToken): Promise<unknown> {
-  return benchRequest(cluster.httpUrl, token, method, path, body);
-}
 
 /** The realm, a write token and the 100 areas, made through the balancer. */
 async function prepare(cluster: Cluster): Promise<string> {
-  await admin(cluster, 'PUT', `/admin/v1/realm/${realm}`, {});
-  const { token } = (await admin(cluster, 'POST', `/admin/v1/realm/${realm}/token`, { scope: 'write' })) as { token: string };
-  for (const area of benchAreas()) await admin(cluster, 'POST', `/v2/realm/${realm}/area/${area.id}`, { label: area.id, shape: area.shape }, token);
-  return token;
-}
-
-interface Latency {
-  ws: number[];
-  tcp: number[];
-  updates: number;
+  return benchRealm(cluster.httpUrl, cluster.adminToken, realm, benchAreas());
 }
 
 /** Writer on process A, subscribers on process B. */
 async function crossProcessLatency(cluster: Cluster, token: string): Promise<Latency> {
   const [a, b] = cluster.apis;
   if (a === undefined || b === undefined) throw new Error('the latency part needs two API processes');
-  const subscribers = { ws: await connectWs(b.httpUrl, token), tcp: await connectTcp(b.tcpPort, token) };
-  const samples = { ws: [] as number[], tcp: [] as number[] };
-  let measuredFrom = Number.POSITIVE_INFINITY;
-  for (const name of ['ws', 'tcp'] as const) {
-    const client = subscribers[name];
-    const [reply] = await client.request([{ typ: 'sub', act: 'sub', rea: realm, cid: 'evt' }]);
-    if (reply.res !== 'suc') throw new Error(`sub failed: ${JSON.stringify(reply)}`);
-    client.onEvent((event: { act?: string; dat?: { location?: { altitude?: number } } }, arrived) => {
-      const sentAt = event.dat?.location?.altitude;
-      if (event.act === 'loc' && typeof sentAt === 'number' && sentAt >= measuredFrom) samples[name].push(arrived - sentAt);
-    });
-  }
-  const writer = await connectTcp(a.tcpPort, token);
-  const rnd = random(99);
-  const interval = (1000 * latencyBatch) / latencyRate;
-  const started = now();
-  measuredFrom = started + latencyWarmupMs;
-  let sent = 0;
-  log(`writing ${fmt(latencyRate)} updates/s on ${a.name} for ${(latencyWarmupMs + latencyMs) / 1000} s, subscribers on ${b.name}`);
-  for (let k = 0; now() < measuredFrom + latencyMs; k++) {
-    const wait = started + k * interval - now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    const sentAt = now();
-    const objects = Array.from({ length: latencyBatch }, (_v, i) => ({
-      id: `obj-${(k * latencyBatch + i) % objectCount}`,
-      location: { longitude: 5 + rnd() * 10, latitude: 45 + rnd() * 10, altitude: sentAt },
-    }));
-    writer.sendText(JSON.stringify([{ typ: 'obj', act: 'blk', rea: realm, dat: { objects } }]));
-    if (sentAt >= measuredFrom) sent += latencyBatch;
-  }
-  const drainBy = now() + 30_000;
-  while ((samples.ws.length < sent || samples.tcp.length < sent) && now() < drainBy) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  await Promise.all([subscribers.ws, subscribers.tcp, writer].map((c) => c.close()));
-  return { ws: samples.ws.sort((x, y) => x - y), tcp: samples.tcp.sort((x, y) => x - y), updates: sent };
+  return eventLatency({
+    realm,
+    token,
+    subscribeTo: b,
+    writeToPort: a.tcpPort,
+    rate: latencyRate,
+    objectCount,
+    drainMs: 30_000,
+    announce: `writing ${fmt(latencyRate)} updates/s on ${a.name} for ${(latencyWarmupMs + latencyMs) / 1000} s, subscribers on ${b.name}`,
+  });
 }
 
 /** Pre-encoded blk messages of connection `c`: its own slice of the objects, moved somewhere else each time. */
@@ -122,23 +81,16 @@ async function ingestThroughBalancer(clients: V1Client[], messages: string[][]):
   const stopAt = countFrom + ingestMs;
   let counted = 0;
   await Promise.all(
-    clients.map(async (client, c) => {
-      const mine = messages[c] as string[];
-      let sent = 0;
-      let acked = 0;
-      const pump = (): void => {
-        while (sent - acked < ingestWindow && now() < stopAt) client.sendText(mine[sent++ % mine.length] as string);
-      };
-      pump();
-      while (acked < sent) {
-        const reply = (await client.next(30_000)) as { res?: string }[];
-        if (!reply.every((r) => r.res === 'suc')) throw new Error(`blk failed: ${JSON.stringify(reply).slice(0, 500)}`);
-        acked++;
-        const t = now();
-        if (t >= countFrom && t <= stopAt) counted += ingestBatch;
-        pump();
-      }
-    }),
+    clients.map((client, c) =>
+      sendWindowed(client, messages[c] as string[], {
+        window: ingestWindow,
+        stopAt,
+        action: 'blk',
+        onReply: (t) => {
+          if (t >= countFrom && t <= stopAt) counted += ingestBatch;
+        },
+      }),
+    ),
   );
   return counted / (ingestMs / 1000);
 }
@@ -152,8 +104,7 @@ async function measure(cluster: Cluster): Promise<Figures> {
   const token = await prepare(cluster);
   log('created the realm and 100 areas');
   const latency = await crossProcessLatency(cluster, token);
-  const summary = (s: number[]): string => `p50 ${ms(percentile(s, 50))}, p99 ${ms(percentile(s, 99))}`;
-  log(`  WebSocket ${summary(latency.ws)}; TCP ${summary(latency.tcp)} (${latency.ws.length}/${latency.tcp.length} of ${latency.updates})`);
+  log(`  WebSocket ${latencySummary(latency.ws)}; TCP ${latencySummary(latency.tcp)} (${latency.ws.length}/${latency.tcp.length} of ${latency.updates})`);
   const clients = await Promise.all(Array.from({ length: ingestConnections }, () => connectTcp(cluster.tcpPort, token)));
   const messages = clients.map((_c, c) => ingestMessages(c, 20));
   const runs: number[] = [];

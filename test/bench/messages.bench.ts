@@ -8,10 +8,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
-import { startBenchServer, stopBenchServer, type BenchServer } from '../support/bench-server.js';
+import { benchAdminToken as adminToken, startBenchServer, stopBenchServer, type BenchServer } from '../support/bench-server.js';
 import { connectTcp, connectWs, type V1Client } from '../support/v1-clients.js';
 
-const adminToken = 'bench-admin-token-0123456789';
 const realm = 'bench';
 const actionsPerMessage = 10_000;
 /** Measured runs per transport and kind of message (the median is reported). */

@@ -20,16 +20,15 @@
  */
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { performance } from 'node:perf_hooks';
-import { benchAreas, random } from '../support/bench-areas.js';
-import { startBenchServer, stopBenchServer, type BenchServer } from '../support/bench-server.js';
+import { benchAreas, benchObjectCount as objectCount, random } from '../support/bench-areas.js';
+import { now } from '../support/bench-clock.js';
+import { benchAdminToken as adminToken, startBenchServer, stopBenchServer, type BenchServer } from '../support/bench-server.js';
 import { fmt, median, processUse, usePerOperation } from '../support/bench-stats.js';
 import { connectTcp, type V1Client } from '../support/v1-clients.js';
-import { benchRequest } from '../support/bench-http.js';
+import { benchRealm } from '../support/bench-http.js';
+import { windowedThroughput } from '../support/bench-window.js';
 
-const adminToken = 'bench-admin-token-0123456789';
 const realm = 'bench';
-const objectCount = 10_000;
 const batchSize = 1000;
 const window = 4;
 const queryConcurrency = 8;
@@ -40,7 +39,6 @@ const warmupMs = 500;
 const log = (text: string): void => {
   process.stderr.write(`${text}\n`);
 };
-const now = (): number => performance.timeOrigin + performance.now();
 
 interface Setup {
   name: string;
@@ -81,10 +79,6 @@ async function startSpanSink(): Promise<{ url: string; bytes: () => number; clos
   };
 }
 
-async function admin(server: BenchServer, method: string, path: string, body?: unknown, token = adminToken): Promise<unknown> {
-  return benchRequest(server.httpUrl, token, method, path, body);
-}
-
 /** Pre-encoded blk messages, each moving a slice of consecutive objects somewhere else in the region. */
 function batches(count: number, seed: number): string[] {
   const rnd = random(seed);
@@ -100,35 +94,8 @@ function batches(count: number, seed: number): string[] {
 /** Sends blk messages with `window` in flight for warmupMs + runMs; updates/s and CPU per update over the counted part. */
 async function ingest(subject: Subject, messages: string[]): Promise<Run> {
   const { client, server } = subject;
-  let sent = 0;
-  let acked = 0;
-  let counted = 0;
-  let countFrom = 0;
-  let use = null as ReturnType<typeof processUse>;
-  const started = now();
-  const stopAt = started + warmupMs + runMs;
-  const pump = (): void => {
-    while (sent - acked < window && now() < stopAt) {
-      client.sendText(messages[sent % messages.length] as string);
-      sent++;
-    }
-  };
-  pump();
-  while (acked < sent) {
-    const reply = (await client.next(30_000)) as { res?: string }[];
-    if (!reply.every((r) => r.res === 'suc')) throw new Error(`blk failed: ${JSON.stringify(reply).slice(0, 500)}`);
-    acked++;
-    const t = now();
-    if (t >= started + warmupMs) {
-      if (countFrom === 0) {
-        countFrom = t;
-        use = processUse(server.child.pid);
-      } else counted += batchSize;
-    }
-    pump();
-  }
-  const seconds = (now() - countFrom) / 1000;
-  return { rate: counted / seconds, cpuUs: usePerOperation(use, processUse(server.child.pid), counted).cpuUs };
+  const { rate, cpuUs } = await windowedThroughput(client, messages, { window, warmupMs, runMs, updatesPerFrame: batchSize, pid: server.child.pid, action: 'blk' });
+  return { rate, cpuUs };
 }
 
 /** `queryConcurrency` loops of REST circle lists for warmupMs + runMs; requests/s and CPU per request. */
@@ -162,9 +129,7 @@ async function query(subject: Subject, seed: number): Promise<Run> {
 
 async function prepare(setup: Setup): Promise<Subject> {
   const server = await startBenchServer({ adminToken, env: { LOCUS_RATE_LIMIT: '1000000', LOCUS_RATE_BURST: '1000000', ...setup.env } });
-  await admin(server, 'PUT', `/admin/v1/realm/${realm}`, {});
-  const { token } = (await admin(server, 'POST', `/admin/v1/realm/${realm}/token`, { scope: 'write' })) as { token: string };
-  for (const area of benchAreas()) await admin(server, 'POST', `/v2/realm/${realm}/area/${area.id}`, { label: area.id, shape: area.shape }, token);
+  const token = await benchRealm(server.httpUrl, adminToken, realm, benchAreas());
   const client = await connectTcp(server.tcpPort, token);
   return { setup, server, token, client };
 }

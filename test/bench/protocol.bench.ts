@@ -34,27 +34,24 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { parseBulkBody } from '../../internal/domain/object-input.js';
 import { openStore } from '../../internal/store/open-store.js';
-import { benchAreas as areas, random } from '../support/bench-areas.js';
+import { benchAreas as areas, benchObjectCount as objectCount, random } from '../support/bench-areas.js';
+import { now } from '../support/bench-clock.js';
+import { eventLatency, latencyBatch, latencyMs, latencySummary, latencyWarmupMs, type Latency } from '../support/bench-event-latency.js';
 import { fmt, median, ms, percentile, processUse, usePerOperation } from '../support/bench-stats.js';
-import { startBenchServer, stopBenchServer as stopServer, type BenchServer as Server } from '../support/bench-server.js';
+import { benchAdminToken as adminToken, startBenchServer, stopBenchServer as stopServer, type BenchServer as Server } from '../support/bench-server.js';
 import { connectTcp, connectWs, type V1Client } from '../support/v1-clients.js';
-import { benchRequest } from '../support/bench-http.js';
+import { benchRealm } from '../support/bench-http.js';
+import { windowedThroughput, type Throughput } from '../support/bench-window.js';
 
-const adminToken = 'bench-admin-token-0123456789';
 const realm = 'bench';
-const objectCount = 10_000;
 const batchSize = 1000;
 const window = 4;
 const throughputMs = 4000;
 /** Throughput runs per transport (the median is reported). */
 const throughputRuns = 3;
 const warmupMs = 500;
-const latencyBatch = 100;
-const latencyMs = 5000;
-const latencyWarmupMs = 1000;
 const idleConnections = 1000;
 const fleetConnections = 200;
 
@@ -64,7 +61,6 @@ const parts = new Set((process.env.LOCUS_BENCH_PARTS ?? 'throughput,fleet,latenc
 const log = (text: string): void => {
   process.stderr.write(`${text}\n`);
 };
-const now = (): number => performance.timeOrigin + performance.now();
 
 const serverEnv = {
   LOCUS_RATE_LIMIT: '1000000',
@@ -73,10 +69,6 @@ const serverEnv = {
 };
 
 const startServer = (): Promise<Server> => startBenchServer({ adminToken, env: serverEnv, args: serverArgs, out: process.env.LOCUS_BENCH_SERVER_OUT });
-
-async function admin(server: Server, method: string, path: string, body?: unknown, token = adminToken): Promise<unknown> {
-  return benchRequest(server.httpUrl, token, method, path, body);
-}
 
 /**
  * Pre-encoded blk messages (the locus extension, `dat.objects` in the REST entry form): each
@@ -115,51 +107,9 @@ function updFrames(count: number, size: number, seed: number, scattered = false)
   );
 }
 
-interface Throughput {
-  rate: number;
-  /** Server CPU time per update (µs) and bytes written per update over the counted part; NaN without /proc. */
-  cpuUs: number;
-  bytes: number;
-}
-
-/** Sends frames of `obj upd` with `window` in flight for `ms`; returns acknowledged updates per second. */
+/** Sends pre-encoded frames with `window` in flight for warmupMs + throughputMs; acknowledged updates per second. */
 async function throughput(server: Server, client: V1Client, messages: string[]): Promise<Throughput> {
-  let use = null as ReturnType<typeof processUse>;
-  let sent = 0;
-  let acked = 0;
-  let countFrom = 0;
-  let countedUpdates = 0;
-  const started = now();
-  const stopAt = started + warmupMs + throughputMs;
-  await new Promise<void>((resolve, reject) => {
-    const pump = (): void => {
-      while (sent - acked < window && now() < stopAt) {
-        client.sendText(messages[sent % messages.length] as string);
-        sent++;
-      }
-    };
-    const loop = async (): Promise<void> => {
-      pump();
-      while (acked < sent) {
-        const reply = (await client.next(30_000)) as { res?: string }[];
-        if (!reply.every((r) => r.res === 'suc')) throw new Error(`upd failed: ${JSON.stringify(reply).slice(0, 500)}`);
-        acked++;
-        const t = now();
-        if (t >= started + warmupMs) {
-          if (countFrom === 0) {
-            countFrom = t;
-            use = processUse(server.child.pid);
-          } else countedUpdates += batchSize;
-        }
-        pump();
-      }
-      resolve();
-    };
-    loop().catch(reject);
-  });
-  const seconds = (now() - countFrom) / 1000;
-  const end = processUse(server.child.pid);
-  return { rate: countedUpdates / seconds, ...usePerOperation(use, end, countedUpdates) };
+  return windowedThroughput(client, messages, { window, warmupMs, runMs: throughputMs, updatesPerFrame: batchSize, pid: server.child.pid, action: 'upd' });
 }
 
 /** `fleetConnections` clients, each sending upd of one random object and awaiting the reply: updates per second. */
@@ -216,55 +166,18 @@ async function openIdle(server: Server, token: string): Promise<V1Client[]> {
   return idle;
 }
 
-interface Latency {
-  ws: number[];
-  tcp: number[];
-  updates: number;
-}
-
+/** Event latency at `rate` updates/s, writer and subscribers on the one server. */
 async function latency(server: Server, token: string, rate: number): Promise<Latency> {
-  const subscribers = { ws: await connectWs(server.httpUrl, token), tcp: await connectTcp(server.tcpPort, token) };
-  const samples = { ws: [] as number[], tcp: [] as number[] };
-  let measuredFrom = Number.POSITIVE_INFINITY;
-  for (const name of ['ws', 'tcp'] as const) {
-    const client = subscribers[name];
-    const [reply] = await client.request([{ typ: 'sub', act: 'sub', rea: realm, cid: 'evt' }]);
-    if (reply.res !== 'suc') throw new Error(`sub failed: ${JSON.stringify(reply)}`);
-    // Each loc event is timed on arrival and dropped: the bench keeps numbers only, so
-    // that its own garbage collection does not show up as server latency.
-    // Updates sent in the first second (the warm-up: new connections, code paths not yet
-    // compiled) are not counted.
-    client.onEvent((event: { act?: string; dat?: { location?: { altitude?: number } } }, arrived) => {
-      const sentAt = event.dat?.location?.altitude;
-      if (event.act === 'loc' && typeof sentAt === 'number' && sentAt >= measuredFrom) samples[name].push(arrived - sentAt);
-    });
-  }
-  const writer = await connectTcp(server.tcpPort, token);
-  const rnd = random(99);
-  const interval = (1000 * latencyBatch) / rate;
-  const started = now();
-  measuredFrom = started + latencyWarmupMs;
-  let sent = 0;
-  log(`writing ${rate} updates/s for ${(latencyWarmupMs + latencyMs) / 1000} s (the first ${latencyWarmupMs / 1000} s not counted)`);
-  for (let k = 0; now() < measuredFrom + latencyMs; k++) {
-    const due = started + k * interval;
-    const wait = due - now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    const sentAt = now();
-    const objects = Array.from({ length: latencyBatch }, (_v, i) => ({
-      id: `obj-${(k * latencyBatch + i) % objectCount}`,
-      location: { longitude: 5 + rnd() * 10, latitude: 45 + rnd() * 10, altitude: sentAt },
-    }));
-    writer.sendText(JSON.stringify([{ typ: 'obj', act: 'blk', rea: realm, dat: { objects } }]));
-    if (sentAt >= measuredFrom) sent += latencyBatch;
-  }
-  // Every update moves its object, so each subscriber gets one loc event per update.
-  const drainBy = now() + 60_000;
-  while ((samples.ws.length < sent || samples.tcp.length < sent) && now() < drainBy) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  await Promise.all([subscribers.ws, subscribers.tcp, writer].map((c) => c.close()));
-  return { ws: samples.ws.sort((a, b) => a - b), tcp: samples.tcp.sort((a, b) => a - b), updates: sent };
+  return eventLatency({
+    realm,
+    token,
+    subscribeTo: server,
+    writeToPort: server.tcpPort,
+    rate,
+    objectCount,
+    drainMs: 60_000,
+    announce: `writing ${rate} updates/s for ${(latencyWarmupMs + latencyMs) / 1000} s (the first ${latencyWarmupMs / 1000} s not counted)`,
+  });
 }
 
 /** The SQLite store alone: upsertMany of 1,000 location updates, as many as fit in `throughputMs`. */
@@ -295,9 +208,7 @@ async function main(): Promise<void> {
   log('starting the server');
   const server = await startServer();
   try {
-    await admin(server, 'PUT', `/admin/v1/realm/${realm}`, {});
-    const { token } = (await admin(server, 'POST', `/admin/v1/realm/${realm}/token`, { scope: 'write' })) as { token: string };
-    for (const area of areas()) await admin(server, 'POST', `/v2/realm/${realm}/area/${area.id}`, { label: area.id, shape: area.shape }, token);
+    const token = await benchRealm(server.httpUrl, adminToken, realm, areas());
     log('created 100 areas');
 
     // Each transport runs throughputRuns times, in turn with the other (so that a slow
@@ -363,10 +274,9 @@ async function main(): Promise<void> {
       const idle = await openIdle(server, token);
       idleCount = idle.length;
       fast = await latency(server, token, 10_000);
-      const summary = (s: number[]): string => `p50 ${ms(percentile(s, 50))}, p99 ${ms(percentile(s, 99))}`;
-      log(`  10,000/s: WebSocket ${summary(fast.ws)}; TCP ${summary(fast.tcp)}`);
+      log(`  10,000/s: WebSocket ${latencySummary(fast.ws)}; TCP ${latencySummary(fast.tcp)}`);
       slow = await latency(server, token, 1_000);
-      log(`  1,000/s: WebSocket ${summary(slow.ws)}; TCP ${summary(slow.tcp)}`);
+      log(`  1,000/s: WebSocket ${latencySummary(slow.ws)}; TCP ${latencySummary(slow.tcp)}`);
       await Promise.all(idle.map((c) => c.close()));
     }
     let ceiling = Number.NaN;

@@ -29,6 +29,7 @@ import { parseSearchQuery } from '../../internal/domain/search.js';
 import type { ObjectPatch, Shape } from '../../internal/domain/types.js';
 import type { ObjectListQuery } from '../../internal/store/port.js';
 import { openSqliteStore, type SqliteStore } from '../../internal/store/sqlite/sqlite-store.js';
+import { mulberry32 } from '../support/bench-random.js';
 
 const TOTAL = Number(process.env.LOCUS_BENCH_OBJECTS ?? 1_000_000);
 const BATCH = 10_000;
@@ -50,18 +51,7 @@ const log = (text: string): void => {
   process.stderr.write(`${text}\n`);
 };
 
-/** A deterministic pseudo-random generator (mulberry32), so that runs are comparable. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const random = rng(20_260_101);
+const random = mulberry32(20_260_101);
 const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)] as T;
 
 const baseTime = Date.parse('2026-01-01T00:00:00.000Z');

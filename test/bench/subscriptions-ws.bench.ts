@@ -10,13 +10,15 @@
  * Needs the Hivekit envelope and `sub cre` served (HandlerDeps.live wired in server.ts);
  * until then it prints that it was skipped.
  */
-import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
-import { startBenchServer, stopBenchServer, type BenchServer } from '../support/bench-server.js';
+import { benchAdminToken as adminToken, startBenchServer, stopBenchServer } from '../support/bench-server.js';
 import { wsUrl } from '../support/v1-clients.js';
-import { benchRequest } from '../support/bench-http.js';
+import { benchRealm } from '../support/bench-http.js';
+import { now, paced } from '../support/bench-clock.js';
+import { mulberry32 } from '../support/bench-random.js';
+import { moveOne, objectData, startPositions, subscriptionOptions, timeRecords, type PushedObjects } from '../support/bench-live-workload.js';
+import { percentile } from '../support/bench-stats.js';
 
-const adminToken = 'bench-admin-token-0123456789';
 const realm = 'bench';
 const objectCount = 10_000;
 /** LOCUS_BENCH_LIVE_CONNECTIONS: fewer subscriber connections (10 subscriptions each), to find where time goes. */
@@ -27,44 +29,10 @@ const batch = 100;
 const warmupMs = 1000;
 const measureMs = Number(process.env.LOCUS_BENCH_LIVE_MS ?? 5000);
 const cycleMs = 20;
-const west = 13;
-const south = 52;
-const width = 1;
-const height = 0.8;
 
 const log = (text: string): void => {
   process.stderr.write(`${text}\n`);
 };
-const now = (): number => performance.timeOrigin + performance.now();
-
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function optionsOf(k: number, rnd: () => number): Record<string, unknown> {
-  const lon = west + rnd() * width;
-  const lat = south + rnd() * height;
-  const kind = k % 20;
-  if (kind < 8) return { typ: 'obj', sty: 'cir', sha: { cx: lon, cy: lat, r: 300 + rnd() * 2700 } };
-  if (kind < 11) {
-    const w = 0.01 + rnd() * 0.04;
-    return { typ: 'obj', sty: 'rec', sha: { x1: lon, y1: lat, x2: lon + w, y2: lat + w * 0.6 } };
-  }
-  if (kind < 13) {
-    const d = 0.01 + rnd() * 0.03;
-    return { typ: 'obj', sty: 'pol', sha: { points: [{ x: lon, y: lat }, { x: lon + d, y: lat }, { x: lon + d / 2, y: lat + d }] } };
-  }
-  if (kind < 17) return { typ: 'obj', sty: 'cir', sha: { cx: lon, cy: lat, r: 1000 + rnd() * 4000 }, atr: [k % 2 === 0 ? 'type="car"' : 'charge>0.5'] };
-  if (kind < 18) return { typ: 'obj', sty: 'rea', atr: [`team="t${k % 97}"`] };
-  return { typ: 'obj', sty: 'tar', sta: { id: `obj-${Math.floor(rnd() * objectCount)}`, r: 2000 } };
-}
 
 type Frame = Record<string, unknown>[];
 
@@ -125,15 +93,6 @@ class Socket {
   }
 }
 
-async function admin(server: BenchServer, method: string, path: string, body?: unknown): Promise<unknown> {
-  return benchRequest(server.httpUrl, adminToken, method, path, body);
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
-}
-
 async function main(): Promise<void> {
   const server = await startBenchServer({
     adminToken,
@@ -143,8 +102,7 @@ async function main(): Promise<void> {
   });
   const sockets: Socket[] = [];
   try {
-    await admin(server, 'PUT', `/admin/v1/realm/${realm}`, {});
-    const { token } = (await admin(server, 'POST', `/admin/v1/realm/${realm}/token`, { scope: 'write' })) as { token: string };
+    const token = await benchRealm(server.httpUrl, adminToken, realm);
     const writer = await Socket.open(server.httpUrl, token);
     sockets.push(writer);
     // An older envelope answers without the cid (or not at all): give it 2 s.
@@ -158,9 +116,9 @@ async function main(): Promise<void> {
       );
       return;
     }
-    const rnd = random(7);
-    const positions = Array.from({ length: objectCount }, () => [west + rnd() * width, south + rnd() * height] as [number, number]);
-    const dataOf = (i: number): Record<string, string | number> => ({ type: i % 3 === 0 ? 'car' : 'bike', team: `t${i % 97}`, charge: Math.round(rnd() * 100) / 100 });
+    const rnd = mulberry32(7);
+    const positions = startPositions(objectCount, rnd);
+    const dataOf = (i: number): Record<string, string | number> => objectData(i, rnd);
     for (let start = 0; start < objectCount; start += 1000) {
       writer.send(positions.slice(start, start + 1000).map(([lon, lat], j) => ({ typ: 'obj', act: 'set', id: `obj-${start + j}`, rea: realm, loc: { lon, lat, alt: 0 }, dat: dataOf(start + j) })));
     }
@@ -176,19 +134,12 @@ async function main(): Promise<void> {
         if (message.typ !== 'sub') continue;
         pushes++;
         if (String(message.id).startsWith('tar-')) continue;
-        const obj = message.obj as Record<string, Record<string, { loc: { alt: number } }> | undefined> | undefined;
-        if (obj === undefined) continue;
-        for (const map of [obj.cre, obj.upd]) {
-          if (map === undefined) continue;
-          for (const id in map) {
-            const sent = (map[id] as { loc: { alt: number } }).loc.alt;
-            if (sent >= measuredFrom) samples.push(arrived - sent);
-          }
-        }
+        const obj = message.obj as PushedObjects | undefined;
+        if (obj !== undefined) timeRecords(obj, arrived, measuredFrom, samples);
       }
     };
     log(`creating ${connections * perConnection} subscriptions on ${connections} WebSocket connections`);
-    const subRnd = random(11);
+    const subRnd = mulberry32(11);
     for (let c = 0; c < connections; c++) {
       const socket = await Socket.open(server.httpUrl, token);
       sockets.push(socket);
@@ -196,32 +147,27 @@ async function main(): Promise<void> {
       const replies = [];
       for (let s = 0; s < perConnection; s++) {
         const k = c * perConnection + s;
-        const dat = optionsOf(k, subRnd);
+        const dat = subscriptionOptions(k, subRnd, objectCount);
         replies.push(socket.call({ typ: 'sub', act: 'cre', id: `${dat.sty === 'tar' ? 'tar' : 'sub'}-${k}`, rea: realm, dat, cid: `s${k}` }));
       }
       for (const reply of await Promise.all(replies)) if (reply.res !== 'suc') throw new Error(`sub cre failed: ${JSON.stringify(reply)}`);
     }
-    const move = random(99);
+    const move = mulberry32(99);
     const interval = (1000 * batch) / rate;
     const started = now();
     measuredFrom = started + warmupMs;
     let sent = 0;
     log(`writing ${rate} updates/s for ${(warmupMs + measureMs) / 1000} s (the first ${warmupMs / 1000} s not counted)`);
-    for (let k = 0; now() < measuredFrom + measureMs; k++) {
-      const wait = started + k * interval - now();
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-      const sentAt = now();
+    await paced(now, started, interval, measuredFrom + measureMs, (_k, sentAt) => {
       const messages = [];
       for (let i = 0; i < batch; i++) {
-        const n = Math.floor(move() * objectCount);
+        const n = moveOne(positions, move);
         const p = positions[n] as [number, number];
-        p[0] = Math.min(west + width, Math.max(west, p[0] + (move() - 0.5) * 0.004));
-        p[1] = Math.min(south + height, Math.max(south, p[1] + (move() - 0.5) * 0.003));
         messages.push({ typ: 'obj', act: 'set', id: `obj-${n}`, rea: realm, loc: { lon: p[0], lat: p[1], alt: sentAt } });
       }
       writer.send(messages);
       if (sentAt >= measuredFrom) sent += batch;
-    }
+    });
     await new Promise((resolve) => setTimeout(resolve, 500));
     samples.sort((a, b) => a - b);
     const p99 = percentile(samples, 99);

@@ -27,6 +27,10 @@ import { defaultCycleMs, LiveSubscriptions, type RealmRef } from '../../internal
 import { ObjectService } from '../../internal/service/objects.js';
 import { openStore } from '../../internal/store/open-store.js';
 import type { V1Connection } from '../../internal/transport/actions/v1-handler.js';
+import { paced } from '../support/bench-clock.js';
+import { mulberry32 } from '../support/bench-random.js';
+import { moveOne, objectData, startPositions, subscriptionOptions, timeRecords, type PushedObjects } from '../support/bench-live-workload.js';
+import { percentile } from '../support/bench-stats.js';
 
 const objectCount = 10_000;
 const connections = 100;
@@ -36,26 +40,11 @@ const batch = 100;
 const warmupMs = 1000;
 /** LOCUS_BENCH_LIVE_MS shortens the measured run (for profiling the engine part). */
 const measureMs = Number(process.env.LOCUS_BENCH_LIVE_MS ?? 5000);
-const west = 13;
-const south = 52;
-const width = 1;
-const height = 0.8;
 
 const log = (text: string): void => {
   process.stderr.write(`${text}\n`);
 };
 const now = (): number => performance.now();
-
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const principal: Principal = { tokenId: 'bench', kind: 'jwt', tenant: 'default', realm: null, scope: 'admin' };
 
@@ -73,28 +62,10 @@ class TimingConnection implements V1Connection {
   }
 }
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
-}
-
-/** Subscription options number `k` (a mix of scopes and conditions). */
+/** Subscription options number `k` (the mix; a target subscription does not match its own object). */
 function optionsOf(k: number, rnd: () => number): Record<string, unknown> {
-  const lon = west + rnd() * width;
-  const lat = south + rnd() * height;
-  const kind = k % 20;
-  if (kind < 8) return { typ: 'obj', sty: 'cir', sha: { cx: lon, cy: lat, r: 300 + rnd() * 2700 } };
-  if (kind < 11) {
-    const w = 0.01 + rnd() * 0.04;
-    return { typ: 'obj', sty: 'rec', sha: { x1: lon, y1: lat, x2: lon + w, y2: lat + w * 0.6 } };
-  }
-  if (kind < 13) {
-    const d = 0.01 + rnd() * 0.03;
-    return { typ: 'obj', sty: 'pol', sha: { points: [{ x: lon, y: lat }, { x: lon + d, y: lat }, { x: lon + d / 2, y: lat + d }] } };
-  }
-  if (kind < 17) return { typ: 'obj', sty: 'cir', sha: { cx: lon, cy: lat, r: 1000 + rnd() * 4000 }, atr: [k % 2 === 0 ? 'type="car"' : 'charge>0.5'] };
-  if (kind < 18) return { typ: 'obj', sty: 'rea', atr: [`team="t${k % 97}"`] };
-  return { typ: 'obj', sty: 'tar', sta: { id: `obj-${Math.floor(rnd() * objectCount)}`, r: 2000 }, atr: [`$id!="obj-${k}"`] };
+  const options = subscriptionOptions(k, rnd, objectCount);
+  return options.sty === 'tar' ? { ...options, atr: [`$id!="obj-${k}"`] } : options;
 }
 
 interface Result {
@@ -118,9 +89,9 @@ async function run(): Promise<Result> {
     const engine = new GeofenceEngine(store.areas, bus);
     const objects = new ObjectService(store, Date.now, { maxBulk: 10_000, maxPage: 10_000, maxFilterConditions: 100, maxVertices: 1000, maxFutureSkewS: 300 }, engine);
     const live = new LiveSubscriptions({ bus, objects: store.objects, areas: store.areas }, { maxVertices: 1000, maxConditions: 100 });
-    const rnd = random(7);
-    const positions = Array.from({ length: objectCount }, () => [west + rnd() * width, south + rnd() * height] as [number, number]);
-    const dataOf = (i: number): Record<string, string | number> => ({ type: i % 3 === 0 ? 'car' : 'bike', team: `t${i % 97}`, charge: Math.round(rnd() * 100) / 100 });
+    const rnd = mulberry32(7);
+    const positions = startPositions(objectCount, rnd);
+    const dataOf = (i: number): Record<string, string | number> => objectData(i, rnd);
     for (let start = 0; start < objectCount; start += 1000) {
       await objects.bulk(realm, {
         objects: positions.slice(start, start + 1000).map(([longitude, latitude], j) => ({ id: `obj-${start + j}`, location: { longitude, latitude, altitude: 0 }, data: dataOf(start + j) })),
@@ -138,19 +109,12 @@ async function run(): Promise<Result> {
         // A target subscription's set changes when its target moves: records that enter
         // then were written earlier, so they time nothing; those pushes are counted only.
         if ((message as { id: string }).id.startsWith('tar-')) continue;
-        const obj = (message as { obj?: Record<string, Record<string, { loc: { alt: number } }>> }).obj;
-        if (obj === undefined) continue;
-        for (const map of [obj.cre, obj.upd]) {
-          if (map === undefined) continue;
-          for (const id in map) {
-            const sent = (map[id] as { loc: { alt: number } }).loc.alt;
-            if (sent >= measuredFrom) samples.push(at - sent);
-          }
-        }
+        const obj = (message as { obj?: PushedObjects }).obj;
+        if (obj !== undefined) timeRecords(obj, at, measuredFrom, samples);
       }
     };
     const ref: RealmRef = { key: realm.id, name: realm.id, tenant: 'default', label: null, data: {} };
-    const subRnd = random(11);
+    const subRnd = mulberry32(11);
     log(`creating ${connections * perConnection} subscriptions on ${connections} connections`);
     const createdAt = now();
     for (let c = 0; c < (process.env.LOCUS_BENCH_NO_SUBS === '1' ? 0 : connections); c++) {
@@ -166,25 +130,19 @@ async function run(): Promise<Result> {
     const started = now();
     measuredFrom = started + warmupMs;
     let sent = 0;
-    const move = random(99);
+    const move = mulberry32(99);
     const elu0 = performance.eventLoopUtilization();
     log(`writing ${rate} updates/s for ${(warmupMs + measureMs) / 1000} s (the first ${warmupMs / 1000} s not counted)`);
-    for (let k = 0; now() < measuredFrom + measureMs; k++) {
-      const due = started + k * interval;
-      const wait = due - now();
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-      const sentAt = now();
+    await paced(now, started, interval, measuredFrom + measureMs, async (_k, sentAt) => {
       const entries = [];
       for (let i = 0; i < batch; i++) {
-        const n = Math.floor(move() * objectCount);
+        const n = moveOne(positions, move);
         const p = positions[n] as [number, number];
-        p[0] = Math.min(west + width, Math.max(west, p[0] + (move() - 0.5) * 0.004));
-        p[1] = Math.min(south + height, Math.max(south, p[1] + (move() - 0.5) * 0.003));
         entries.push({ id: `obj-${n}`, location: { longitude: p[0], latitude: p[1], altitude: sentAt } });
       }
       await objects.bulk(realm, { objects: entries });
       if (sentAt >= measuredFrom) sent += batch;
-    }
+    });
     await new Promise((resolve) => setTimeout(resolve, 200));
     const elu = performance.eventLoopUtilization(elu0).utilization;
     // The engine alone: the same moves as `obj` events published straight on the bus, as
@@ -197,10 +155,8 @@ async function run(): Promise<Result> {
     for (let k = 0; k < engineUpdates / 1000; k++) {
       const events = [];
       for (let i = 0; i < 1000; i++) {
-        const n = Math.floor(move() * objectCount);
+        const n = moveOne(positions, move);
         const p = positions[n] as [number, number];
-        p[0] = Math.min(west + width, Math.max(west, p[0] + (move() - 0.5) * 0.004));
-        p[1] = Math.min(south + height, Math.max(south, p[1] + (move() - 0.5) * 0.003));
         const object = { id: `obj-${n}`, label: null, location: { longitude: p[0], latitude: p[1], altitude: 0, time }, data: dataOf(n), seen: time };
         events.push({ kind: 'obj' as const, realm: realm.id, object });
       }

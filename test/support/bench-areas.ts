@@ -1,5 +1,8 @@
 /** Data the v1 benches share: a deterministic random sequence and the 100 areas every update is tested against. */
 
+/** How many objects (`obj-0` …) the v1 benches move over the region of the areas. */
+export const benchObjectCount = 10_000;
+
 /** A deterministic pseudo-random sequence (so runs are comparable). */
 export function random(seed: number): () => number {
   let state = seed >>> 0;

@@ -8,6 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SERVER_NODE_OPTIONS } from '../../internal/runtime/node-options.js';
 
+/** The admin token the benches start their servers with. */
+export const benchAdminToken = 'bench-admin-token-0123456789';
+
 export interface BenchServer {
   child: ChildProcess;
   httpUrl: string;
