@@ -7,28 +7,24 @@
  */
 import type { BusHealth, BusSubscription, ControlMessage, EventBus, LocusEvent, PresenceMessage, RealmChangedEvent, RealmMessage } from '../../events/port.js';
 import type { CounterCell, HistogramCell, LeanCounter } from './lean-series.js';
-import type { RealmLabels } from './realm-labels.js';
+import { RealmCells, type RealmLabels } from './realm-labels.js';
 
 interface Crossings {
   ent: CounterCell;
   exi: CounterCell;
 }
 
-/** Realms whose cells are kept at hand. */
-const maxCachedRealms = 10_000;
-
 export class MeteredBus implements EventBus {
-  private readonly crossingsByRealm = new Map<string, Crossings>();
-  private readonly allCrossings: Crossings | null;
+  private readonly crossings: RealmCells<Crossings>;
 
   /** `realms` null: geofence events have no realm label. */
   constructor(
     private readonly inner: EventBus,
     private readonly publishDuration: HistogramCell,
-    private readonly geofenceEvents: LeanCounter,
-    private readonly realms: RealmLabels | null,
+    geofenceEvents: LeanCounter,
+    realms: RealmLabels | null,
   ) {
-    this.allCrossings = realms === null ? { ent: geofenceEvents.cell('ent'), exi: geofenceEvents.cell('exi') } : null;
+    this.crossings = new RealmCells(realms, (...realm) => ({ ent: geofenceEvents.cell('ent', ...realm), exi: geofenceEvents.cell('exi', ...realm) }));
   }
 
   publish(realm: string, events: readonly LocusEvent[]): void {
@@ -43,7 +39,7 @@ export class MeteredBus implements EventBus {
       else if (kind === 'exi') exi++;
     }
     if (ent + exi === 0) return;
-    const cells = this.crossingsOf(realm);
+    const cells = this.crossings.of(realm);
     if (ent > 0) cells.ent.inc(ent);
     if (exi > 0) cells.exi.inc(exi);
   }
@@ -55,7 +51,7 @@ export class MeteredBus implements EventBus {
   }
 
   publishRealmDeleted(realm: string): void {
-    this.crossingsByRealm.delete(realm);
+    this.crossings.forget(realm);
     this.inner.publishRealmDeleted(realm);
   }
 
@@ -93,16 +89,5 @@ export class MeteredBus implements EventBus {
 
   close(): Promise<void> {
     return this.inner.close();
-  }
-
-  private crossingsOf(realm: string): Crossings {
-    if (this.allCrossings !== null) return this.allCrossings;
-    let cells = this.crossingsByRealm.get(realm);
-    if (cells === undefined) {
-      const label = (this.realms as RealmLabels).of(realm);
-      cells = { ent: this.geofenceEvents.cell('ent', label), exi: this.geofenceEvents.cell('exi', label) };
-      if (this.crossingsByRealm.size < maxCachedRealms) this.crossingsByRealm.set(realm, cells);
-    }
-    return cells;
   }
 }

@@ -5,27 +5,20 @@
 import type { AreaChange, ObjectChange } from '../../domain/types.js';
 import type { ChangeListener } from '../../service/changes.js';
 import type { CounterCell, LeanCounter } from './lean-series.js';
-import type { RealmLabels } from './realm-labels.js';
-
-/** Realms whose cell is kept at hand; others look theirs up per batch. */
-const maxCachedRealms = 10_000;
+import { RealmCells, type RealmLabels } from './realm-labels.js';
 
 export class ChangeMetrics implements ChangeListener {
-  private readonly byRealm = new Map<string, CounterCell>();
-  private readonly all: CounterCell | null;
+  private readonly cells: RealmCells<CounterCell>;
 
   /** `realms` null: the counter has no realm label. */
-  constructor(
-    private readonly ingested: LeanCounter,
-    private readonly realms: RealmLabels | null,
-  ) {
-    this.all = realms === null ? ingested.cell() : null;
+  constructor(ingested: LeanCounter, realms: RealmLabels | null) {
+    this.cells = new RealmCells(realms, (...realm) => ingested.cell(...realm));
   }
 
   objectsChanged(realm: string, changes: readonly ObjectChange[]): void {
     let fixes = 0;
     for (let k = 0; k < changes.length; k++) fixes += (changes[k] as ObjectChange).history.length;
-    if (fixes > 0) this.cellOf(realm).inc(fixes);
+    if (fixes > 0) this.cells.of(realm).inc(fixes);
   }
 
   areaChanged(_realm: string, _change: AreaChange): void {
@@ -33,17 +26,6 @@ export class ChangeMetrics implements ChangeListener {
   }
 
   realmDeleted(realm: string): void {
-    // Its series keeps its count (counters never go down); the cached cell is let go.
-    this.byRealm.delete(realm);
-  }
-
-  private cellOf(realm: string): CounterCell {
-    if (this.all !== null) return this.all;
-    let cell = this.byRealm.get(realm);
-    if (cell === undefined) {
-      cell = this.ingested.cell((this.realms as RealmLabels).of(realm));
-      if (this.byRealm.size < maxCachedRealms) this.byRealm.set(realm, cell);
-    }
-    return cell;
+    this.cells.forget(realm);
   }
 }

@@ -21,3 +21,38 @@ export class RealmLabels {
     return label;
   }
 }
+
+/** Realms whose cells a RealmCells keeps at hand; the others' are made again per call. */
+const maxCachedRealms = 10_000;
+
+/**
+ * The cells a feeder counts a realm's work in, made at the realm's first use from its label
+ * (`make(label)`) and kept at hand; with the realm label off (`labels` null), one set for all
+ * realms (`make()`).
+ */
+export class RealmCells<C> {
+  private readonly byRealm = new Map<string, C>();
+  private readonly all: C | null;
+
+  constructor(
+    private readonly labels: RealmLabels | null,
+    private readonly make: (...realmLabel: string[]) => C,
+  ) {
+    this.all = labels === null ? make() : null;
+  }
+
+  of(realm: string): C {
+    if (this.all !== null) return this.all;
+    let cells = this.byRealm.get(realm);
+    if (cells === undefined) {
+      cells = this.make((this.labels as RealmLabels).of(realm));
+      if (this.byRealm.size < maxCachedRealms) this.byRealm.set(realm, cells);
+    }
+    return cells;
+  }
+
+  /** A deleted realm: its cells are let go (its series keep their counts). */
+  forget(realm: string): void {
+    this.byRealm.delete(realm);
+  }
+}
