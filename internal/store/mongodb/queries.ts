@@ -59,44 +59,50 @@ export type Cap = [[number, number], number];
 
 /** Rounding margin added to every cap (radians, ≈ 6 mm). */
 const CAP_MARGIN = 1e-9;
+/**
+ * Every cap is widened by this factor. MongoDB's `$centerSphere` is exact spherical
+ * geometry, but services built on DocumentDB (FerretDB 2, Azure Cosmos DB for MongoDB vCore)
+ * measure the distance on the WGS84 spheroid and compare it with radius × 6,378,137 m: there
+ * a point's geodesic distance is up to 0.34% longer than its central angle × 6,378,137 m
+ * (checked with GeographicLib over random pairs; worst near the poles), so a cap of the exact
+ * radius misses points just inside its edge. 0.5% covers that.
+ */
+export const SPHEROID_MARGIN = 1.005;
+/**
+ * The widest cap sent (radians, 80°). DocumentDB answers caps wider than a hemisphere wrongly
+ * (often with nothing), so wider regions are covered by several caps, and this stays clear of
+ * a hemisphere by more than the margins.
+ */
+export const MAX_CAP = (80 * Math.PI) / 180;
 /** Caps this wide (or wider) hold the whole sphere: no prefilter. */
 const WHOLE_SPHERE = Math.PI - 1e-6;
 /** A box this close (degrees) to a pole is covered by a polar cap. */
 const POLE_DEG = 1e-6;
-/** Widest longitude span of a box measured for a cap; wider ones are cut (splitBox). */
+/** Widest longitude span of a box measured for a cap; wider ones are cut first. */
 const MAX_PIECE_LON = 90;
-
-/** A box cut into pieces of at most MAX_PIECE_LON degrees of longitude (boxes at a pole stay whole). */
-export function splitBox(box: BBox): BBox[] {
-  const span = box.maxLon - box.minLon;
-  if (span <= MAX_PIECE_LON || box.maxLat >= 90 - POLE_DEG || box.minLat <= -90 + POLE_DEG) return [box];
-  const n = Math.ceil(span / MAX_PIECE_LON);
-  const out: BBox[] = [];
-  for (let i = 0; i < n; i++) {
-    const minLon = box.minLon + (span * i) / n;
-    const maxLon = i === n - 1 ? box.maxLon : box.minLon + (span * (i + 1)) / n;
-    out.push({ minLon, minLat: box.minLat, maxLon, maxLat: box.maxLat });
-  }
-  return out;
-}
+/** More caps than this for one shape: no prefilter (a shape that large matches most objects anyway). */
+const MAX_CAPS = 64;
 
 /** Samples per box edge when measuring a box's cap. */
 const EDGE_SAMPLES = 16;
 
 const toRadians = (meters: number): number => meters / earthRadiusMeters;
 
+/** A cap widened by the margins every cap sent carries. */
+const widened = (center: [number, number], radius: number): Cap => [center, radius * SPHEROID_MARGIN + CAP_MARGIN];
+
 /**
- * A cap holding every point of a box (longitudes not wrapping), or null when the box
- * spans more than half the longitudes (its cap would be most of the sphere). The radius
- * is the farthest of points sampled along the box's edges (the farthest point of a box
- * from its centre lies on its edge while the box holds not the centre's antipode), plus
- * half the longest sampling step (no edge point is farther from a sample).
+ * A cap holding every point of a box (longitudes not wrapping), before the margins, or null
+ * when the box spans more than half the longitudes (its cap would be most of the sphere).
+ * The radius is the farthest of points sampled along the box's edges (the farthest point of
+ * a box from its centre lies on its edge while the box holds not the centre's antipode),
+ * plus half the longest sampling step (no edge point is farther from a sample).
  */
-export function boxCap(box: BBox): Cap | null {
+function boxCapExact(box: BBox): Cap | null {
   // A box reaching a pole: the polar cap down to its other latitude (any longitudes).
   const toRad = Math.PI / 180;
-  if (box.maxLat >= 90 - POLE_DEG) return [[0, 90], (90 - box.minLat) * toRad + CAP_MARGIN];
-  if (box.minLat <= -90 + POLE_DEG) return [[0, -90], (box.maxLat + 90) * toRad + CAP_MARGIN];
+  if (box.maxLat >= 90 - POLE_DEG) return [[0, 90], (90 - box.minLat) * toRad];
+  if (box.minLat <= -90 + POLE_DEG) return [[0, -90], (box.maxLat + 90) * toRad];
   if (box.maxLon - box.minLon > 180) return null;
   const lon = (box.minLon + box.maxLon) / 2;
   const lat = (box.minLat + box.maxLat) / 2;
@@ -114,30 +120,67 @@ export function boxCap(box: BBox): Cap | null {
       haversineMeters(lon, lat, box.maxLon, y),
     );
   }
-  const halfStep = (Math.max(stepLon, stepLat) / 2) * (Math.PI / 180);
-  const radius = toRadians(far) + halfStep + CAP_MARGIN;
-  return radius >= WHOLE_SPHERE ? null : [[lon, lat], radius];
+  const halfStep = (Math.max(stepLon, stepLat) / 2) * toRad;
+  return [[lon, lat], toRadians(far) + halfStep];
+}
+
+/** The cap sent for a box (with the margins), or null when no cap of at most MAX_CAP holds it. */
+export function boxCap(box: BBox): Cap | null {
+  const cap = boxCapExact(box);
+  if (cap === null) return null;
+  const sent = widened(cap[0], cap[1]);
+  return sent[1] <= MAX_CAP ? sent : null;
 }
 
 /**
- * The caps that together hold every point containsPoint accepts for the shape, or null
- * when they would cover the sphere (no prefilter then: every located object is tested).
+ * Caps of at most MAX_CAP holding every point of a box: its own cap, or the caps of its
+ * halves. A box reaching a pole is cut in latitude (its polar part keeps a polar cap); one
+ * wider than MAX_PIECE_LON in longitude; others across the longer side, longitude counted as
+ * wide as it is at the box's widest latitude. Appends to `out`; false when that would take more than MAX_CAPS caps.
+ */
+export function coverBox(box: BBox, out: Cap[]): boolean {
+  const polar = box.maxLat >= 90 - POLE_DEG || box.minLat <= -90 + POLE_DEG;
+  const lonSpan = box.maxLon - box.minLon;
+  // Wide boxes are cut before they are measured: smaller caps hold fewer objects that are not in the shape.
+  const cap = polar || lonSpan <= MAX_PIECE_LON ? boxCap(box) : null;
+  if (cap !== null) {
+    out.push(cap);
+    return out.length <= MAX_CAPS;
+  }
+  if (out.length >= MAX_CAPS) return false;
+  // A polar cap ignores longitude: only a cut in latitude makes it narrower.
+  const latSpan = box.maxLat - box.minLat;
+  const widestCos = box.minLat <= 0 && box.maxLat >= 0 ? 1 : Math.cos((Math.min(Math.abs(box.minLat), Math.abs(box.maxLat)) * Math.PI) / 180);
+  const cutLat = polar || (lonSpan <= MAX_PIECE_LON && latSpan > lonSpan * widestCos);
+  if (cutLat) {
+    const mid = (box.minLat + box.maxLat) / 2;
+    return coverBox({ ...box, maxLat: mid }, out) && coverBox({ ...box, minLat: mid }, out);
+  }
+  const mid = (box.minLon + box.maxLon) / 2;
+  return coverBox({ ...box, maxLon: mid }, out) && coverBox({ ...box, minLon: mid }, out);
+}
+
+/**
+ * The caps that together hold every point containsPoint accepts for the shape, each at most
+ * MAX_CAP wide and widened by the margins, or null when they would cover (most of) the sphere
+ * (no prefilter then: every located object is tested). A circle wider than MAX_CAP is covered
+ * like the boxes of its bounds.
  */
 export function shapeCaps(shape: Shape): Cap[] | null {
   if ('r' in shape) {
-    // The test's tolerance (boundaryEpsilonMeters, ≈ 0.1 mm) is well within the margin.
-    const radius = toRadians(shape.r) * (1 + 1e-9) + 1e-7 / earthRadiusMeters + CAP_MARGIN;
-    return radius >= WHOLE_SPHERE ? null : [[[shape.cx, shape.cy], radius]];
+    // The test's tolerance (boundaryEpsilonMeters, ≈ 0.1 mm) is well within the margins.
+    const angle = toRadians(shape.r) * (1 + 1e-9) + 1e-7 / earthRadiusMeters;
+    if (angle >= WHOLE_SPHERE) return null;
+    const cap = widened([shape.cx, shape.cy], angle);
+    if (cap[1] <= MAX_CAP) return [cap];
   }
   const caps: Cap[] = [];
   for (const box of shapeBounds(shape)) {
-    for (const piece of splitBox(box)) {
-      const cap = boxCap(piece);
-      if (cap === null || cap[1] >= WHOLE_SPHERE) return null;
-      caps.push(cap);
-    }
+    if (!coverBox(box, caps)) return null;
   }
-  return caps;
+  // Caps whose areas add up to the sphere's select about everything, through the index: a plain scan is cheaper.
+  const area = caps.reduce((sum, [, radius]) => sum + 2 * Math.PI * (1 - Math.cos(radius)), 0);
+  return area >= 4 * Math.PI ? null : caps;
 }
 
 /** The prefilter of a shape on the objects' GeoJSON point `g`. */
