@@ -9,9 +9,9 @@
  * in request order, echoing its `cid` (or the extension's `rid`) when it has one; a message
  * without one gets the same reply without it (the seed's messages carry none, and a seed
  * client must still get its list). The exception is a successful `set` (a null answer),
- * Hivekit's fire-and-forget write: no reply without a `cid`, and none over HTTP even with
- * one (compat 1.3). Errors are always replied (with their own `typ`, never `sys`). The
- * official client sends no other message without `cid`, so it sees no change.
+ * Hivekit's fire-and-forget write: no reply without a `cid` (or `rid`), and none over HTTP
+ * even with one (compat 1.3). Errors are always replied (with their own `typ`, never `sys`).
+ * The official client sends no other message without `cid`, so it sees no change.
  */
 import type { Principal } from '../../auth/principal.js';
 import { quote } from '../../domain/ids.js';

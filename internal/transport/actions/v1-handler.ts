@@ -26,7 +26,7 @@ export interface V1Message {
 /**
  * A handler's answer: the top-level keys its success reply adds to `typ`, `act`, `cid` and
  * `res:"suc"` (usually `dat`; `nxt` for a list page that is not the last). `null`: a successful
- * `set`, answered only on a socket and only for a `cid` (compat 1.3 and 3.5).
+ * `set`, answered only on a socket and only for a `cid` (or `rid`) (compat 1.3 and 3.5).
  */
 export type V1Answer = Readonly<Record<string, unknown>> | null;
 
