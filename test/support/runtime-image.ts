@@ -4,7 +4,7 @@
  * the built tree, as the COPY lines say. Tests then start the processes from there, so a
  * file the processes need but the image lacks fails them (test/integration/runtime-image.test.ts).
  */
-import { cpSync, existsSync, mkdirSync, realpathSync, statSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync } from 'node:fs';
 import { basename, dirname, join, posix } from 'node:path';
 
 export interface StageCopy {
@@ -127,11 +127,41 @@ export function parseRuntimeStage(dockerfile: string): RuntimeStage {
   return stage;
 }
 
+interface LockEntry {
+  dev?: boolean;
+  optional?: boolean;
+}
+
+/**
+ * The build tree's `node_modules` as `npm prune --omit=dev` leaves it: a directory holding a
+ * symlink to each package package-lock.json does not mark `dev` (hundreds of megabytes are
+ * not copied). A file of dist/ that imports a dev-only package then fails here as in the image.
+ * Packages resolve their own dependencies from their real place, where dev packages remain;
+ * that only matters if the lock itself were wrong.
+ */
+function productionNodeModules(buildTree: string, from: string, to: string): void {
+  const lock = JSON.parse(readFileSync(join(buildTree, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
+  mkdirSync(to, { recursive: true });
+  for (const [key, entry] of Object.entries(lock.packages)) {
+    if (!key.startsWith('node_modules/') || entry.dev === true) continue;
+    const name = key.slice('node_modules/'.length);
+    // Nested copies live inside their parent package, which comes whole.
+    if (name.includes('/node_modules/')) continue;
+    const real = join(from, name);
+    if (!existsSync(real)) {
+      if (entry.optional === true) continue;
+      throw new Error(`${key} is in package-lock.json but not installed: run npm ci`);
+    }
+    mkdirSync(dirname(join(to, name)), { recursive: true });
+    symlinkSync(realpathSync(real), join(to, name), 'dir');
+  }
+}
+
 /**
  * Lays out the runtime stage's files under `root` (the image's `/`), taking each COPY's
- * source from `buildTree` (what the build stage's WORKDIR holds after its build). Returns the
- * directory that is the stage's WORKDIR. Files are copied; a `node_modules` directory is
- * symlinked instead (hundreds of megabytes). Symlinking the rest would not do: Node resolves a
+ * source from `buildTree` (what the build stage's WORKDIR holds after its build, which prunes
+ * the dev dependencies). Returns the directory that is the stage's WORKDIR. Files are copied;
+ * `node_modules` is productionNodeModules. Symlinking dist/ would not do: Node resolves a
  * module through its real path, so dist/ files would find their neighbours in the build tree
  * (a file the image lacks included) instead of in the layout.
  */
@@ -146,7 +176,7 @@ export function layOutRuntimeStage(stage: RuntimeStage, buildTree: string, root:
     const base = posix.isAbsolute(dest) ? join(root, dest) : join(workdir, dest);
     const to = dest.endsWith('/') ? join(base, basename(from)) : base;
     mkdirSync(dirname(to), { recursive: true });
-    if (basename(from) === 'node_modules' && statSync(from).isDirectory()) symlinkSync(realpathSync(from), to, 'dir');
+    if (rel === 'node_modules') productionNodeModules(buildTree, from, to);
     else cpSync(from, to, { recursive: true, dereference: true });
   }
   return workdir;
