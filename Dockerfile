@@ -17,7 +17,8 @@ COPY internal ./internal
 COPY test ./test
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
-# 2. Run: only what the processes need.
+# 2. Run: only what the processes need (test/integration/runtime-image.test.ts lays out the
+# files these COPY lines name and starts the server, the operator and the CLI from them).
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
@@ -25,6 +26,8 @@ COPY --from=build /src/package.json ./
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist/cmd ./dist/cmd
 COPY --from=build /src/dist/internal ./dist/internal
+# The version, build date and revision every process reads at start (internal/build-info.ts).
+COPY --from=build /src/dist/build-info.json ./dist/build-info.json
 # A fixed non-root user (the chart's securityContext runs as it too); a writable data
 # directory for embedded mode (LOCUS_STORE=sqlite:/data/locus.db).
 RUN groupadd --gid 10001 locus && useradd --uid 10001 --gid locus --no-create-home --shell /usr/sbin/nologin locus \

@@ -59,10 +59,11 @@ const keyHelp = `usage:
   locus key revoke <tenant> <keyId>       revoke a key: tokens it signed fail with "signing key not found"
 Sign tokens with header kid = the key id and the secret string as the HMAC key.`;
 
-function serveHelp(): string {
+/** The server's settings; `command` is how it was started (`locus serve`, or its script). */
+export function serveHelp(command = 'locus serve'): string {
   const rows = settingList().map((s) => `  --${s.flag.padEnd(24)} ${s.env.padEnd(28)} default ${s.def}`);
   return [
-    'usage: locus serve [--FLAG VALUE ...]',
+    `usage: ${command} [--FLAG VALUE ...]`,
     'Runs the server. Every setting is an environment variable and a flag; a flag wins over its variable.',
     'A server owns its store: a second server on the same LOCUS_STORE refuses to start.',
     ...rows,
@@ -74,7 +75,7 @@ const topics: Readonly<Record<string, () => string>> = {
   token: () => tokenHelp,
   tenant: () => tenantHelp,
   key: () => keyHelp,
-  serve: serveHelp,
+  serve: () => serveHelp(),
 };
 
 /** The help page of a command group, or null when there is none of that name. */
@@ -84,7 +85,7 @@ export function helpFor(topic: string | undefined): string | null {
   return page === undefined ? null : page();
 }
 
-/** `--help` or `-h` anywhere, or `help` first: the command cmd/cli.ts must not run as `serve`. */
+/** `--help` or `-h` anywhere, or `help` first: an entry point prints its help and starts nothing. */
 export function asksForHelp(argv: readonly string[]): boolean {
   return argv[0] === 'help' || argv.includes('--help') || argv.includes('-h');
 }

@@ -54,6 +54,13 @@ describe('tenants, signing keys and JWT sign-in over REST', () => {
   });
 
   it('a tenant JWT creates, reads, lists, updates and deletes its realms; names are per tenant', async () => {
+    // Before acme has a fleet, the default tenant's is none of its business: 404, as for a
+    // realm that exists nowhere (docs/api.md, Errors).
+    for (const path of ['/v2/realm/fleet', '/v2/realm/fleet/object']) {
+      const foreign = await call(url, 'GET', path, { token: acme });
+      assert.equal(foreign.status, 404, foreign.text);
+      assert.equal(foreign.json.error.message, 'unknown realm fleet');
+    }
     const created = await call(url, 'POST', '/v2/realm/fleet', { token: acme, body: { label: 'Acme fleet', data: { a: 1 } } });
     assert.equal(created.status, 200, created.text);
     assert.deepEqual(created.json, { id: 'fleet', result: 'success' });

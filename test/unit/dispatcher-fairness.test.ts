@@ -60,16 +60,4 @@ describe('dispatcher: long messages', () => {
     );
     assert.equal(counted.n, 4);
   });
-
-  it('no reply for a successful message without cid; a failed one gets its error reply with its own typ', async () => {
-    const counted = { n: 0 };
-    const parsed = parseFrameValue([{ typ: 'sys', act: 'hbt' }, { typ: 'sys', act: 'nope' }, { typ: 'sys', act: 'hbt', cid: 'h' }]);
-    assert.ok(parsed.ok);
-    const results = await dispatcher(counted).dispatch(parsed.items, { principal, connection: null });
-    assert.deepEqual(results.map((r) => [r.typ, r.act, r.res, r.cid]), [
-      ['sys', 'nope', 'err', undefined],
-      ['sys', 'hbt', 'suc', 'h'],
-    ]);
-    assert.equal(counted.n, 3);
-  });
 });

@@ -5,10 +5,13 @@
  * <id>`), runs the handler, and turns its answer or its LocusError into the reply: a
  * message that fails answers `res:"err"` and the others of its frame still run.
  *
- * Replies (compat 3.4, 3.5): exactly one per message with a `cid` (or the extension's `rid`),
- * in request order; none for a successful message without one; a failed message without
- * one still gets its error reply (with its own `typ`, never `sys`). Over HTTP a successful
- * `set` (a null answer) gets no reply even with a `cid` (compat 1.3).
+ * Replies (compat 3.4, 3.5; decisions "Replies to messages without `cid`"): one per message,
+ * in request order, echoing its `cid` (or the extension's `rid`) when it has one; a message
+ * without one gets the same reply without it (the seed's messages carry none, and a seed
+ * client must still get its list). The exception is a successful `set` (a null answer),
+ * Hivekit's fire-and-forget write: no reply without a `cid` (or `rid`), and none over HTTP
+ * even with one (compat 1.3). Errors are always replied (with their own `typ`, never `sys`).
+ * The official client sends no other message without `cid`, so it sees no change.
  */
 import type { Principal } from '../../auth/principal.js';
 import { quote } from '../../domain/ids.js';
@@ -49,7 +52,7 @@ function lookup(handlers: V1HandlerTable, typ: string, act: string): V1Handler |
 export interface Started {
   /** Resolves once every message has begun (the reads answered, the writes handed to the store); never rejects. */
   started: Promise<void>;
-  /** The replies to send, in request order (none for a successful message without `cid`). */
+  /** The replies to send, in request order (none for a successful `set` without `cid`, nor over HTTP). */
   replies: Promise<V1Reply[]>;
 }
 
@@ -305,10 +308,10 @@ export class Dispatcher {
 
   private succeeded(message: V1Message, echo: Echo, answer: V1Answer, caller: V1Caller): V1Reply | null {
     this.observe(caller, message.typ, message.act, 200);
-    if (echo.cid === undefined && echo.rid === undefined) return null;
-    // A `set`: no reply over HTTP (the client makes its own, compat 1.3); on a socket only
-    // for a `cid` (every `cid` gets exactly one reply).
-    if (answer === null && caller.connection === null) return null;
+    // A successful `set`: no reply over HTTP (the client makes its own, compat 1.3); on a
+    // socket only for a `cid` or `rid` (each gets exactly one reply). Any other message is
+    // answered, with or without a correlation id.
+    if (answer === null && (caller.connection === null || (echo.cid === undefined && echo.rid === undefined))) return null;
     return successReply(message, echo, answer);
   }
 

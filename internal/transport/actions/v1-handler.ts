@@ -17,7 +17,7 @@ import type { EventSink } from '../../service/subscriptions.js';
 export interface V1Message {
   typ: string;
   act: string;
-  /** The correlation id, echoed in the reply; absent (a WebSocket `set`): no reply on success. */
+  /** The correlation id, echoed in the reply; absent: the same reply without it (a successful `set`: none). */
   cid?: string;
   /** The whole message object (`id`, `rea`, `lab`, `loc`, `dat`, … as sent; not validated). */
   raw: Readonly<Record<string, unknown>>;
@@ -25,8 +25,8 @@ export interface V1Message {
 
 /**
  * A handler's answer: the top-level keys its success reply adds to `typ`, `act`, `cid` and
- * `res:"suc"` (usually `dat`; `nxt` for a list page that is not the last). `null`: no reply
- * at all (a successful `set`, compat 1.3 and 3.5).
+ * `res:"suc"` (usually `dat`; `nxt` for a list page that is not the last). `null`: a successful
+ * `set`, answered only on a socket and only for a `cid` (or `rid`) (compat 1.3 and 3.5).
  */
 export type V1Answer = Readonly<Record<string, unknown>> | null;
 

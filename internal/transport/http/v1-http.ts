@@ -1,7 +1,8 @@
 /**
  * The v1 protocol over HTTP (compat 1.3): `POST /v1/http` (canonical) or `POST /api/v1`
  * (Hivekit's client suite), with a JSON array of messages; the reply is a JSON array of
- * replies (`[]` when none is due: a successful `set` gets none). Writes are applied (committed)
+ * the replies of the messages that have one, in order, with or without `cid` (a successful
+ * `set` has none; `[]` when none is due). Writes are applied (committed)
  * before the response is sent, so the next request reads them. Errors of the request
  * itself (401, 413, 415, malformed JSON, a body that is not an array) are HTTP errors whose
  * body carries both forms: Hivekit's `{res:"err", err, erc}`, which the client reads, and
