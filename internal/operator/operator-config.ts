@@ -27,6 +27,8 @@ export interface OperatorConfig {
   retryPeriodS: number;
   /** How long a rotated-out tenant signing key is still accepted. */
   keyGraceMs: number;
+  /** How long a superseded token or realm-bound key (its credentials Secret minted again) is still accepted. */
+  credentialsGraceMs: number;
   backoffBaseMs: number;
   backoffCapMs: number;
   shutdownTimeoutMs: number;
@@ -77,6 +79,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv): OperatorConfig {
     renewDeadlineS: int(env, 'LOCUS_OPERATOR_RENEW_DEADLINE_SECONDS', 10, 1),
     retryPeriodS: int(env, 'LOCUS_OPERATOR_RETRY_PERIOD_SECONDS', 2, 1),
     keyGraceMs: int(env, 'LOCUS_OPERATOR_KEY_GRACE_SECONDS', 86_400, 0) * 1000,
+    credentialsGraceMs: int(env, 'LOCUS_OPERATOR_CREDENTIALS_GRACE_SECONDS', 3_600, 0) * 1000,
     backoffBaseMs: int(env, 'LOCUS_OPERATOR_BACKOFF_BASE_MS', 500, 1),
     backoffCapMs: int(env, 'LOCUS_OPERATOR_BACKOFF_CAP_MS', 300_000, 1),
     shutdownTimeoutMs: int(env, 'LOCUS_SHUTDOWN_TIMEOUT_MS', 15_000, 0),

@@ -123,6 +123,7 @@ export async function startOperator(config: OperatorConfig, logger: Logger): Pro
     control,
     clock: systemClock,
     keyGraceMs: config.keyGraceMs,
+    credentialsGraceMs: config.credentialsGraceMs,
     log: logger,
     realmsOf: (namespace) => watches.flatMap((watch) => watch.informer.list(namespace) as unknown as RealmResource[]),
   });
