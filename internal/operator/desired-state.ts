@@ -10,6 +10,8 @@ import { defaultRealmSettings } from '../domain/realm-settings.js';
 import type { RealmSettings } from '../domain/types.js';
 import {
   DEFAULT_DELETION_POLICY,
+  REALM_GROUP,
+  REALM_KIND,
   realmIdOf,
   realmSettingsOf,
   type DeletionPolicy,
@@ -135,6 +137,30 @@ export function credentialsSecretName(realmName: string): string {
   if (realmName.length + suffix.length <= 253) return `${realmName}${suffix}`;
   const hash = createHash('sha256').update(realmName).digest('hex').slice(0, 10);
   return `${realmName.slice(0, 253 - suffix.length - 11)}-${hash}${suffix}`;
+}
+
+/** What the Secret watch sees of a Secret: enough to find the Realms it concerns. */
+export interface WatchedSecret {
+  namespace: string;
+  name: string;
+  labels: Record<string, string>;
+  owners: { kind: string; apiVersion: string; name: string }[];
+}
+
+/**
+ * The Realms (`namespace/name` keys) a change of one of the operator's Secrets concerns: every
+ * Realm of the namespace for its tenant key Secret (any of them carries out a rotation or
+ * re-creates it); the owning Realm for a credentials Secret (owner reference, else its label).
+ */
+export function realmKeysOfSecret(secret: WatchedSecret, realmNamesOf: (namespace: string) => string[]): string[] {
+  const names =
+    secret.name === TENANT_KEY_SECRET
+      ? realmNamesOf(secret.namespace)
+      : [
+          ...secret.owners.filter((o) => o.kind === REALM_KIND && o.apiVersion.split('/')[0] === REALM_GROUP).map((o) => o.name),
+          ...(secret.labels[REALM_LABEL] === undefined ? [] : [secret.labels[REALM_LABEL]]),
+        ];
+  return [...new Set(names)].map((name) => `${secret.namespace}/${name}`);
 }
 
 /** The applied rotation values recorded on the tenant key Secret (bad JSON reads as none). */
