@@ -90,6 +90,9 @@ export async function startOperator(config: OperatorConfig, logger: Logger): Pro
   const tenants = new TenantService(store, systemClock, control);
   control.add(realms);
   const metrics: OperatorMetrics = createOperatorMetrics();
+  let queue: WorkQueue | null = null;
+  const scopes = config.namespaces.length === 0 ? [null] : config.namespaces;
+  const realmWatches = scopes.map((ns) => realmWatch(kube, ns, (key) => queue?.add(key), logger));
   const reconciler = new Reconciler({
     kube: new KubeClient(kube, config.identity),
     store,
@@ -103,8 +106,6 @@ export async function startOperator(config: OperatorConfig, logger: Logger): Pro
     realmsOf: (namespace) => realmWatches.flatMap((watch) => watch.informer.list(namespace) as unknown as RealmResource[]),
   });
 
-  let queue: WorkQueue | null = null;
-  let realmWatches: ListWatch[] = [];
   const newQueue = (): WorkQueue =>
     new WorkQueue((key) => reconciler.reconcileKey(key), {
       workers: config.workers,
@@ -125,8 +126,6 @@ export async function startOperator(config: OperatorConfig, logger: Logger): Pro
       },
     });
 
-  const scopes = config.namespaces.length === 0 ? [null] : config.namespaces;
-  realmWatches = scopes.map((ns) => realmWatch(kube, ns, (key) => queue?.add(key), logger));
   const realmNamesOf = (namespace: string): string[] =>
     realmWatches.flatMap((watch) => watch.informer.list(namespace).map((obj) => obj.metadata?.name ?? '')).filter((name) => name !== '');
   const secretWatches = scopes.map((ns) =>
