@@ -10,6 +10,7 @@ import {
   FINALIZER,
   nextStep,
   realmIdOwner,
+  realmKeysOfSecret,
   replacedIds,
   retiredKeys,
   retiredKeysAnnotation,
@@ -161,5 +162,15 @@ void describe('operator desired state', () => {
     assert.deepEqual(full.revokeNow, ['tok_0']);
     assert.equal(full.credentials.superseded.length, SUPERSEDED_CREDENTIALS_MAX);
     assert.equal(full.credentials.superseded.at(-1)?.id, 'tok_late');
+  });
+
+  void it("a Secret's change concerns its owning Realm, or for the tenant key every Realm of the namespace", () => {
+    const names = (ns: string): string[] => (ns === 'tenant-a' ? ['fleet', 'trucks'] : []);
+    const owner = { kind: 'Realm', apiVersion: 'locus.dev/v1alpha1', name: 'fleet' };
+    assert.deepEqual(realmKeysOfSecret({ namespace: 'tenant-a', name: 'fleet-locus-credentials', labels: { 'locus.dev/realm': 'fleet' }, owners: [owner] }, names), ['tenant-a/fleet']);
+    assert.deepEqual(realmKeysOfSecret({ namespace: 'tenant-a', name: 'x-locus-credentials', labels: { 'locus.dev/realm': 'x' }, owners: [] }, names), ['tenant-a/x'], 'the label when no owner');
+    assert.deepEqual(realmKeysOfSecret({ namespace: 'tenant-a', name: 'other', labels: {}, owners: [{ ...owner, apiVersion: 'example.com/v1' }] }, names), [], "another group's Realm");
+    assert.deepEqual(realmKeysOfSecret({ namespace: 'tenant-a', name: 'locus-tenant-key', labels: {}, owners: [] }, names), ['tenant-a/fleet', 'tenant-a/trucks']);
+    assert.deepEqual(realmKeysOfSecret({ namespace: 'tenant-b', name: 'locus-tenant-key', labels: {}, owners: [] }, names), []);
   });
 });
