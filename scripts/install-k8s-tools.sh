@@ -3,8 +3,8 @@
 # pinned, from their Go modules through the Go module proxy, into the same tools cache as
 # scripts/install-tools.sh ($LOCUS_TOOLS_DIR/bin, default ~/.cache/locus-tools/bin).
 #
-# Idempotent: a tool whose binary reports the pinned version is left alone, so a second run only
-# runs three `--version` commands. Builds reuse Go's module cache (GOMODCACHE) and build cache
+# Idempotent: a tool whose binary reports the pinned version is left alone (helm: and was built
+# with a release build's flags), so a second run only runs a few `--version` commands. Builds reuse Go's module cache (GOMODCACHE) and build cache
 # (GOCACHE); the first build of kube-apiserver takes minutes (see docs/operations.md).
 #
 # None of the three can be built with a plain `go install module@version`: etcd's server module
@@ -106,13 +106,52 @@ install_kube_apiserver() {
   reported "$bin" --version | grep -q "^Kubernetes $KUBERNETES_VERSION\$" || fail "kube-apiserver in $BIN_DIR does not report $KUBERNETES_VERSION"
 }
 
-# helm from helm.sh/helm/v3/cmd/helm, with its version stamped as helm's Makefile does.
+# The Kubernetes version helm assumes without --kube-version (.Capabilities.KubeVersion.Version),
+# rendered from a throw-away chart; empty when the binary does not run. A helm built without the
+# release build's flags assumes v1.20.0, and refuses charts that ask for a newer Kubernetes.
+helm_default_kube_version() {
+  local bin="$1" chart
+  [ -x "$bin" ] || return 0
+  chart=$(mktemp -d)
+  mkdir "$chart/templates"
+  printf 'apiVersion: v2\nname: probe\nversion: 0.1.0\n' >"$chart/Chart.yaml"
+  printf '# {{ .Capabilities.KubeVersion.Version }}\n' >"$chart/templates/probe.yaml"
+  "$bin" template probe "$chart" 2>/dev/null | sed -n 's/^# \(v[0-9][0-9.]*\)$/\1/p' || true
+  rm -rf "$chart"
+}
+
+# Whether the helm at $1 is the pinned version built as a release: its version stamped, and its
+# default Kubernetes version not the unstamped v1.20.0.
+helm_is_release_build() {
+  local bin="$1" kube
+  reported "$bin" version --short | grep -q "^$HELM_VERSION\b" || return 1
+  kube=$(helm_default_kube_version "$bin")
+  [ -n "$kube" ] && [ "$kube" != "v1.20.0" ]
+}
+
+# helm from helm.sh/helm/v3/cmd/helm, with the flags helm's Makefile sets for a release: the
+# version (no `unreleased` metadata, a clean tree) and the Kubernetes version it assumes by
+# default, major and minor of its k8s.io/client-go plus one major (v0.37 -> 1.37), for templates
+# (chartutil) and for lint's deprecation checks. The git commit is not in the module: left empty.
 install_helm() {
   local bin="$BIN_DIR/helm"
-  if reported "$bin" version --short | grep -q "^$HELM_VERSION\\b"; then return 0; fi
-  local ldflags="-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+  if helm_is_release_build "$bin"; then return 0; fi
+  need_go "helm $HELM_VERSION"
+  local gomod client_go major minor
+  gomod=$(cd "$SRC_DIR" && GOFLAGS=-mod=mod go mod download -json "helm.sh/helm/v3@$HELM_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
+  [ -n "$gomod" ] && [ -f "$gomod" ] || fail "could not download helm.sh/helm/v3@$HELM_VERSION through the Go module proxy"
+  client_go=$(sed -n 's|^[[:space:]]*k8s\.io/client-go \(v[0-9][0-9.]*\)[[:space:]]*$|\1|p' "$gomod" | head -n 1)
+  [ -n "$client_go" ] || fail "found no k8s.io/client-go requirement in helm's go.mod ($gomod)"
+  client_go="${client_go#v}"
+  major=$(( ${client_go%%.*} + 1 ))
+  minor="${client_go#*.}"; minor="${minor%%.*}"
+  local v="helm.sh/helm/v3/internal/version" ldflags
+  ldflags="-X $v.version=$HELM_VERSION -X $v.metadata= -X $v.gitTreeState=clean"
+  ldflags+=" -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=$major -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$minor"
+  ldflags+=" -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=$major -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$minor"
   build_from_module helm "$HELM_VERSION" helm.sh/helm/v3 helm.sh/helm/v3/cmd/helm "$ldflags"
-  reported "$bin" version --short | grep -q "^$HELM_VERSION\\b" || fail "helm in $BIN_DIR does not report $HELM_VERSION"
+  reported "$bin" version --short | grep -q "^$HELM_VERSION\b" || fail "helm in $BIN_DIR does not report $HELM_VERSION"
+  [ "$(helm_default_kube_version "$bin")" = "v$major.$minor.0" ] || fail "helm in $BIN_DIR does not assume Kubernetes v$major.$minor.0 by default"
 }
 
 # $TOOLS_DIR/crds/monitoring.coreos.com/<version>/*.yaml from the monitoring API module's types.

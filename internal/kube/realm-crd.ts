@@ -18,6 +18,7 @@ import {
   REALM_SHORT_NAME,
   REALM_VERSION,
   SETTINGS_BOUNDS,
+  SUPERSEDED_CREDENTIALS_MAX,
 } from './realm-resource.js';
 import { toYaml } from './yaml.js';
 
@@ -112,6 +113,23 @@ export const realmStatusSchema = {
     observedGeneration: { type: 'integer', format: 'int64', minimum: 0 },
     realmId: { type: 'string' },
     credentialsSecret: { type: 'string' },
+    credentials: {
+      type: 'object',
+      description: 'The ids (never the secrets) of the token and realm-bound key the credentials Secret holds, and of superseded ones, each revoked at its revokeAt.',
+      properties: {
+        tokenId: { type: 'string', maxLength: 64 },
+        keyId: { type: 'string', maxLength: 64 },
+        superseded: {
+          type: 'array',
+          maxItems: SUPERSEDED_CREDENTIALS_MAX,
+          items: {
+            type: 'object',
+            required: ['id', 'revokeAt'],
+            properties: { id: { type: 'string', maxLength: 64 }, revokeAt: { type: 'string', format: 'date-time' } },
+          },
+        },
+      },
+    },
     conditions: {
       type: 'array',
       maxItems: 16,

@@ -80,6 +80,28 @@ export interface RealmCondition {
   observedGeneration?: number;
 }
 
+/** The most superseded credentials a Realm's status lists (beyond it, the earliest due are revoked at once). */
+export const SUPERSEDED_CREDENTIALS_MAX = 100;
+
+/** A token or realm-bound key the credentials Secret no longer holds, still accepted until revokeAt. */
+export interface SupersededCredential {
+  /** A token id (`tok_…`) or a signing key id (`key_…`). */
+  id: string;
+  /** RFC 3339 time. */
+  revokeAt: string;
+}
+
+/**
+ * The ids of the credentials the operator issued for a Realm: the ones its Secret holds, and the
+ * superseded ones awaiting revocation. Kept in the status because a deleted Secret takes its ids
+ * with it, and the operator must still revoke what it held.
+ */
+export interface RealmCredentialsStatus {
+  tokenId?: string;
+  keyId?: string;
+  superseded?: SupersededCredential[];
+}
+
 export interface RealmStatus {
   phase?: RealmPhase;
   /** metadata.generation of the spec the operator last reconciled. */
@@ -88,6 +110,8 @@ export interface RealmStatus {
   realmId?: string;
   /** The Secret in the same namespace holding the realm's credentials. */
   credentialsSecret?: string;
+  /** The ids of the issued credentials (never their secrets). */
+  credentials?: RealmCredentialsStatus;
   conditions?: RealmCondition[];
 }
 

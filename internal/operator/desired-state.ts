@@ -10,6 +10,8 @@ import { defaultRealmSettings } from '../domain/realm-settings.js';
 import type { RealmSettings } from '../domain/types.js';
 import {
   DEFAULT_DELETION_POLICY,
+  REALM_GROUP,
+  REALM_KIND,
   realmIdOf,
   realmSettingsOf,
   type DeletionPolicy,
@@ -17,7 +19,10 @@ import {
   type RealmConditionType,
   type RealmPhase,
   type RealmResource,
+  type RealmCredentialsStatus,
   type RealmStatus,
+  type SupersededCredential,
+  SUPERSEDED_CREDENTIALS_MAX,
 } from '../kube/realm-resource.js';
 
 /** Held on every Realm the operator manages until its cleanup has run. */
@@ -134,6 +139,30 @@ export function credentialsSecretName(realmName: string): string {
   return `${realmName.slice(0, 253 - suffix.length - 11)}-${hash}${suffix}`;
 }
 
+/** What the Secret watch sees of a Secret: enough to find the Realms it concerns. */
+export interface WatchedSecret {
+  namespace: string;
+  name: string;
+  labels: Record<string, string>;
+  owners: { kind: string; apiVersion: string; name: string }[];
+}
+
+/**
+ * The Realms (`namespace/name` keys) a change of one of the operator's Secrets concerns: every
+ * Realm of the namespace for its tenant key Secret (any of them carries out a rotation or
+ * re-creates it); the owning Realm for a credentials Secret (owner reference, else its label).
+ */
+export function realmKeysOfSecret(secret: WatchedSecret, realmNamesOf: (namespace: string) => string[]): string[] {
+  const names =
+    secret.name === TENANT_KEY_SECRET
+      ? realmNamesOf(secret.namespace)
+      : [
+          ...secret.owners.filter((o) => o.kind === REALM_KIND && o.apiVersion.split('/')[0] === REALM_GROUP).map((o) => o.name),
+          ...(secret.labels[REALM_LABEL] === undefined ? [] : [secret.labels[REALM_LABEL]]),
+        ];
+  return [...new Set(names)].map((name) => `${secret.namespace}/${name}`);
+}
+
 /** The applied rotation values recorded on the tenant key Secret (bad JSON reads as none). */
 export function appliedRotations(annotations: Record<string, string> | undefined): string[] {
   const raw = annotations?.[ROTATIONS_APPLIED_ANNOTATION];
@@ -199,9 +228,64 @@ export function dueRetiredKeys(retired: ReadonlyMap<string, number>, now: number
   return { due, nextInMs: next };
 }
 
+/** The ids a credentials Secret holds now. */
+export interface IssuedCredentials {
+  tokenId: string;
+  keyId: string;
+}
+
+/** The issued ids a Realm's status records, and its superseded credentials (none when absent). */
+export function credentialsLedger(status: RealmStatus | undefined): RealmCredentialsStatus & { superseded: SupersededCredential[] } {
+  const recorded = status?.credentials ?? {};
+  return { ...recorded, superseded: [...(recorded.superseded ?? [])] };
+}
+
+/**
+ * The ids that the Secret's current credentials replace: those the Secret held before and those
+ * the status recorded as issued, but for the current ones and those already superseded.
+ */
+export function replacedIds(ledger: RealmCredentialsStatus, previous: Partial<IssuedCredentials> | null, current: IssuedCredentials): string[] {
+  const listed = new Set((ledger.superseded ?? []).map((s) => s.id));
+  const out: string[] = [];
+  for (const id of [previous?.tokenId, previous?.keyId, ledger.tokenId, ledger.keyId]) {
+    if (id === undefined || id === '' || id === current.tokenId || id === current.keyId || listed.has(id) || out.includes(id)) continue;
+    out.push(id);
+  }
+  return out;
+}
+
+/**
+ * The ledger once `ids` are superseded at `revokeAtMs` and `current` is what the Secret holds.
+ * Past SUPERSEDED_CREDENTIALS_MAX entries, the earliest due are returned to be revoked at once.
+ */
+export function supersede(
+  ledger: RealmCredentialsStatus,
+  current: IssuedCredentials,
+  ids: readonly string[],
+  revokeAtMs: number,
+): { credentials: RealmCredentialsStatus & { superseded: SupersededCredential[] }; revokeNow: string[] } {
+  const revokeAt = new Date(revokeAtMs).toISOString();
+  const all = [...(ledger.superseded ?? []), ...ids.map((id) => ({ id, revokeAt }))].sort((a, b) => Date.parse(a.revokeAt) - Date.parse(b.revokeAt));
+  const excess = Math.max(0, all.length - SUPERSEDED_CREDENTIALS_MAX);
+  return {
+    credentials: { tokenId: current.tokenId, keyId: current.keyId, superseded: all.slice(excess) },
+    revokeNow: all.slice(0, excess).map((s) => s.id),
+  };
+}
+
+/** Which superseded credentials are due (revokeAt reached; an unreadable time counts as due), and when the next one is. */
+export function dueSuperseded(superseded: readonly SupersededCredential[], now: number): { due: string[]; nextInMs: number | null } {
+  const at = new Map<string, number>();
+  for (const s of superseded) {
+    const ms = Date.parse(s.revokeAt);
+    at.set(s.id, Number.isFinite(ms) ? ms : now);
+  }
+  return dueRetiredKeys(at, now);
+}
+
 /** The outcome a status is written for. */
 export type Outcome =
-  | { kind: 'ready'; realmId: string; credentialsSecret: string }
+  | { kind: 'ready'; realmId: string; credentialsSecret: string; credentials: RealmCredentialsStatus }
   | { kind: 'failed'; realmId: string; provisioned: boolean; reason: string; message: string; credentialsSecret?: string };
 
 function condition(type: RealmConditionType, ok: boolean, reason: string, message: string, generation: number | undefined, now: string, previous: RealmCondition[] | undefined): RealmCondition {
@@ -222,6 +306,7 @@ export function statusFor(realm: RealmResource, outcome: Outcome, now: string): 
       ...(generation === undefined ? {} : { observedGeneration: generation }),
       realmId: outcome.realmId,
       credentialsSecret: outcome.credentialsSecret,
+      credentials: outcome.credentials,
       conditions: [
         condition('Ready', true, 'Reconciled', 'the realm is provisioned and its credentials are in place', generation, now, previous),
         condition('Provisioned', true, 'RealmProvisioned', 'the tenant, the realm and its settings are in the store', generation, now, previous),
@@ -237,6 +322,8 @@ export function statusFor(realm: RealmResource, outcome: Outcome, now: string): 
     ...(realm.status?.observedGeneration === undefined ? {} : { observedGeneration: realm.status.observedGeneration }),
     realmId: outcome.realmId,
     ...(credentialsSecret === undefined ? {} : { credentialsSecret }),
+    // What was issued stays recorded through failures: it is what must be revoked later.
+    ...(realm.status?.credentials === undefined ? {} : { credentials: realm.status.credentials }),
     conditions: [
       condition('Ready', false, outcome.reason, outcome.message, generation, now, previous),
       condition(
@@ -262,5 +349,6 @@ function normalize(status: RealmStatus): unknown {
   const conditions = [...(status.conditions ?? [])]
     .sort((x, y) => x.type.localeCompare(y.type))
     .map((c) => [c.type, c.status, c.reason, c.message, c.lastTransitionTime, c.observedGeneration ?? null]);
-  return [status.phase ?? null, status.observedGeneration ?? null, status.realmId ?? null, status.credentialsSecret ?? null, conditions];
+  const credentials = status.credentials === undefined ? null : [status.credentials.tokenId ?? null, status.credentials.keyId ?? null, status.credentials.superseded ?? []];
+  return [status.phase ?? null, status.observedGeneration ?? null, status.realmId ?? null, status.credentialsSecret ?? null, credentials, conditions];
 }

@@ -37,6 +37,18 @@ export interface LeaseApi {
   replace(namespace: string, name: string, lease: V1Lease): Promise<boolean>;
 }
 
+/** How long a lasting Lease problem goes unrepeated in the log. */
+const PROBLEM_REPEAT_MS = 5 * 60_000;
+
+/** A failed Lease call as an Error; a 403 says which rights are missing where, and how to fix it. */
+function leaseError(err: unknown, verb: 'get' | 'create' | 'update', namespace: string, name: string): Error {
+  const base = kubeError(err, `${verb === 'get' ? 'reading' : verb === 'create' ? 'creating' : 'updating'} Lease ${namespace}/${name}`);
+  if (statusOf(err) !== 403) return base;
+  return new Error(
+    `${base.message} (the operator needs get, create and update on leases.coordination.k8s.io in namespace ${namespace}; the chart grants them in its release namespace: set LOCUS_OPERATOR_LEASE_NAMESPACE, or the kubeconfig context's namespace, to it)`,
+  );
+}
+
 export function leaseApi(config: KubeConfig): LeaseApi {
   const api = config.makeApiClient(CoordinationV1Api);
   return {
@@ -45,7 +57,7 @@ export function leaseApi(config: KubeConfig): LeaseApi {
         return await api.readNamespacedLease({ namespace, name });
       } catch (err) {
         if (statusOf(err) === 404) return null;
-        throw kubeError(err, `reading Lease ${namespace}/${name}`);
+        throw leaseError(err, 'get', namespace, name);
       }
     },
     async create(namespace, lease) {
@@ -54,7 +66,7 @@ export function leaseApi(config: KubeConfig): LeaseApi {
         return true;
       } catch (err) {
         if (statusOf(err) === 409) return false;
-        throw kubeError(err, `creating Lease ${namespace}/${lease.metadata?.name ?? ''}`);
+        throw leaseError(err, 'create', namespace, lease.metadata?.name ?? '');
       }
     },
     async replace(namespace, name, lease) {
@@ -63,7 +75,7 @@ export function leaseApi(config: KubeConfig): LeaseApi {
         return true;
       } catch (err) {
         if (err instanceof ApiException && err.code === 409) return false;
-        throw kubeError(err, `updating Lease ${namespace}/${name}`);
+        throw leaseError(err, 'update', namespace, name);
       }
     },
   };
@@ -83,6 +95,9 @@ export class LeaderElector {
   /** The Lease's holder and renewTime as last seen, and when this process saw them change. */
   private observed = { key: '', atMs: 0 };
   private tick: Promise<void> = Promise.resolve();
+  /** Why the last round could neither take, renew nor read the Lease; null when it could. */
+  private problem: string | null = null;
+  private problemLoggedAtMs = 0;
 
   constructor(
     private readonly api: LeaseApi,
@@ -94,6 +109,11 @@ export class LeaderElector {
 
   isLeader(): boolean {
     return this.leading;
+  }
+
+  /** Null while this replica can lead or follow; else why not (the Lease could not be read or written). */
+  leaseProblem(): string | null {
+    return this.problem;
   }
 
   start(): void {
@@ -123,13 +143,15 @@ export class LeaderElector {
 
   private async round(): Promise<void> {
     let held = false;
+    let failure: string | null = null;
     try {
       held = await this.tryAcquireOrRenew();
     } catch (err) {
-      this.log.warn({ err }, 'leader election: the Lease could not be read or written');
+      failure = err instanceof Error ? err.message : String(err);
     }
     if (!this.running) return;
     const now = this.clock();
+    this.noteProblem(failure, now);
     if (held) {
       this.lastRenewMs = now;
       if (!this.leading) {
@@ -142,6 +164,21 @@ export class LeaderElector {
       this.log.warn({ identity: this.settings.identity }, 'lost the leader Lease: stopping work');
       await this.callbacks.stopped();
     }
+  }
+
+  /** Logs a Lease problem when it starts or changes (and again every PROBLEM_REPEAT_MS while it lasts), and its end; not every round. */
+  private noteProblem(failure: string | null, now: number): void {
+    const lease = `${this.settings.namespace}/${this.settings.name}`;
+    if (failure === null) {
+      if (this.problem !== null) this.log.info({ lease }, 'leader election: the Lease can be read and written again');
+      this.problem = null;
+      return;
+    }
+    if (failure !== this.problem || now - this.problemLoggedAtMs >= PROBLEM_REPEAT_MS) {
+      this.log.warn({ lease, err: failure }, 'leader election: the Lease could not be read or written; this replica can neither lead nor follow and is not ready');
+      this.problemLoggedAtMs = now;
+    }
+    this.problem = failure;
   }
 
   private expired(lease: V1Lease, now: number): boolean {

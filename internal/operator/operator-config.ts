@@ -16,7 +16,8 @@ export interface OperatorConfig {
   port: number;
   /** Namespaces whose Realms are reconciled; empty: all. */
   namespaces: string[];
-  leaseNamespace: string;
+  /** LOCUS_OPERATOR_LEASE_NAMESPACE; null: from the Kubernetes connection (leaseNamespaceFor). */
+  leaseNamespace: string | null;
   leaseName: string;
   identity: string;
   logLevel: string;
@@ -27,6 +28,8 @@ export interface OperatorConfig {
   retryPeriodS: number;
   /** How long a rotated-out tenant signing key is still accepted. */
   keyGraceMs: number;
+  /** How long a superseded token or realm-bound key (its credentials Secret minted again) is still accepted. */
+  credentialsGraceMs: number;
   backoffBaseMs: number;
   backoffCapMs: number;
   shutdownTimeoutMs: number;
@@ -55,6 +58,20 @@ function namespaceName(value: string, source: string): string {
   return value;
 }
 
+/**
+ * The namespace of the leader Lease: LOCUS_OPERATOR_LEASE_NAMESPACE when set; else the
+ * namespace of the Kubernetes connection's context, which in a Pod (no kubeconfig) is the
+ * Pod's own namespace (client-node reads the service account's namespace file) and outside a
+ * cluster the kubeconfig's current context's; else `default`. With the chart's RBAC the Lease
+ * must be in the release namespace, the only one where the operator may use Leases.
+ */
+export function leaseNamespaceFor(configured: string | null, contextNamespace: string | undefined): { namespace: string; from: string } {
+  if (configured !== null) return { namespace: configured, from: 'LOCUS_OPERATOR_LEASE_NAMESPACE' };
+  const context = contextNamespace?.trim() ?? '';
+  if (context !== '') return { namespace: namespaceName(context, "the Kubernetes context's namespace"), from: "the Kubernetes context's namespace" };
+  return { namespace: 'default', from: 'the default' };
+}
+
 export function loadOperatorConfig(env: NodeJS.ProcessEnv): OperatorConfig {
   const namespaces = (env.LOCUS_OPERATOR_NAMESPACES ?? '')
     .split(',')
@@ -67,7 +84,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv): OperatorConfig {
     host: text(env, 'LOCUS_OPERATOR_HOST', '0.0.0.0'),
     port: int(env, 'LOCUS_OPERATOR_PORT', 8081, 0),
     namespaces: [...new Set(namespaces)],
-    leaseNamespace: namespaceName(text(env, 'LOCUS_OPERATOR_LEASE_NAMESPACE', 'default'), 'LOCUS_OPERATOR_LEASE_NAMESPACE'),
+    leaseNamespace: text(env, 'LOCUS_OPERATOR_LEASE_NAMESPACE', '') === '' ? null : namespaceName(text(env, 'LOCUS_OPERATOR_LEASE_NAMESPACE', ''), 'LOCUS_OPERATOR_LEASE_NAMESPACE'),
     leaseName: 'locus-operator',
     identity: text(env, 'LOCUS_OPERATOR_IDENTITY', `${hostname()}-${process.pid}`),
     logLevel: text(env, 'LOCUS_LOG_LEVEL', 'info'),
@@ -77,6 +94,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv): OperatorConfig {
     renewDeadlineS: int(env, 'LOCUS_OPERATOR_RENEW_DEADLINE_SECONDS', 10, 1),
     retryPeriodS: int(env, 'LOCUS_OPERATOR_RETRY_PERIOD_SECONDS', 2, 1),
     keyGraceMs: int(env, 'LOCUS_OPERATOR_KEY_GRACE_SECONDS', 86_400, 0) * 1000,
+    credentialsGraceMs: int(env, 'LOCUS_OPERATOR_CREDENTIALS_GRACE_SECONDS', 3_600, 0) * 1000,
     backoffBaseMs: int(env, 'LOCUS_OPERATOR_BACKOFF_BASE_MS', 500, 1),
     backoffCapMs: int(env, 'LOCUS_OPERATOR_BACKOFF_CAP_MS', 300_000, 1),
     shutdownTimeoutMs: int(env, 'LOCUS_SHUTDOWN_TIMEOUT_MS', 15_000, 0),

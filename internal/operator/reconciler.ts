@@ -25,16 +25,19 @@ import type { Store } from '../store/port.js';
 import type { RealmResource } from '../kube/realm-resource.js';
 import {
   CREDENTIAL_KEYS,
+  credentialsLedger,
   credentialsSecretName,
   deletionPolicyOf,
   desiredRealm,
   dueRetiredKeys,
+  dueSuperseded,
   MANAGED_BY,
   MANAGED_BY_LABEL,
   nextStep,
   REALM_LABEL,
   realmIdOwner,
   RETIRED_KEYS_ANNOTATION,
+  replacedIds,
   RETIRED_PREFIX,
   retiredKeys,
   retiredKeysAnnotation,
@@ -43,12 +46,15 @@ import {
   sameSettings,
   sameStatus,
   statusFor,
+  supersede,
   TENANT_KEY_KEYS,
   TENANT_KEY_SECRET,
   withAppliedRotation,
   withFinalizer,
+  type IssuedCredentials,
   type Outcome,
 } from './desired-state.js';
+import type { RealmCredentialsStatus } from '../kube/realm-resource.js';
 import type { KubePort, SecretObject } from './kube-port.js';
 import type { ProcessResult } from './work-queue.js';
 
@@ -61,6 +67,8 @@ export interface ReconcilerDeps {
   clock: Clock;
   /** How long a rotated-out tenant key keeps being accepted. */
   keyGraceMs: number;
+  /** How long a superseded token or realm-bound key (its Secret minted again) keeps being accepted. */
+  credentialsGraceMs: number;
   log: Pick<Logger, 'info' | 'warn' | 'error' | 'debug'>;
   /** The Realms of a namespace as the watch sees them (for realm ids declared twice); default none. */
   realmsOf?: (namespace: string) => RealmResource[];
@@ -140,9 +148,10 @@ export class Reconciler {
       await this.deps.realms.update(tenant, realmId, { label: desired.label });
     }
 
-    const secretName = await this.ensureCredentials(realm, tenant, realmId);
-    await this.writeStatus(realm, { kind: 'ready', realmId, credentialsSecret: secretName });
-    return tenantKey.requeueAfterMs === null ? {} : { requeueAfterMs: tenantKey.requeueAfterMs };
+    const creds = await this.ensureCredentials(realm, tenant, realmId);
+    await this.writeStatus(realm, { kind: 'ready', realmId, credentialsSecret: creds.name, credentials: creds.credentials });
+    const comeBack = [tenantKey.requeueAfterMs, creds.requeueAfterMs].filter((ms): ms is number => ms !== null);
+    return comeBack.length === 0 ? {} : { requeueAfterMs: Math.min(...comeBack) };
   }
 
   /** The tenant record of the namespace (the default tenant always exists). */
@@ -253,55 +262,112 @@ export class Reconciler {
     };
   }
 
-  /** The credentials Secret: an opaque token and a realm-bound signing key, minted only when missing or revoked. */
-  private async ensureCredentials(realm: RealmResource, tenant: string, realmId: string): Promise<string> {
+  /**
+   * The credentials Secret: an opaque token and a realm-bound signing key, minted only when
+   * missing or revoked. What a new mint replaces (the Secret's previous ids, and those the
+   * status recorded, e.g. of a deleted Secret) is superseded: still accepted for the grace
+   * period, then revoked. Returns the ids to record and when to come back for the next revocation.
+   */
+  private async ensureCredentials(
+    realm: RealmResource,
+    tenant: string,
+    realmId: string,
+  ): Promise<{ name: string; credentials: RealmCredentialsStatus; requeueAfterMs: number | null }> {
     const { kube, store, clock } = this.deps;
     const name = credentialsSecretName(realm.metadata.name);
     const existing = await kube.getSecret(tenant, name);
     const valid = existing === null ? { token: false, key: false } : await this.credentialsValid(existing, tenant, realmId);
     const ownedByThis = existing !== null && realm.metadata.uid !== undefined && existing.ownerUids.includes(realm.metadata.uid);
-    if (existing !== null && valid.token && valid.key && ownedByThis && existing.data[CREDENTIAL_KEYS.realm] === realmId) return name;
+    const ledger = credentialsLedger(realm.status);
+    const previous = existing === null ? null : { tokenId: existing.data[CREDENTIAL_KEYS.tokenId], keyId: existing.data[CREDENTIAL_KEYS.keyId] };
+    const upToDate = existing !== null && valid.token && valid.key && ownedByThis && existing.data[CREDENTIAL_KEYS.realm] === realmId;
 
     const data: Record<string, string> = { ...(existing?.data ?? {}), [CREDENTIAL_KEYS.tenant]: tenant, [CREDENTIAL_KEYS.realm]: realmId };
     const minted: string[] = [];
-    if (!valid.token) {
+    if (!upToDate && !valid.token) {
       data[CREDENTIAL_KEYS.tokenId] = generateTokenId();
       data[CREDENTIAL_KEYS.token] = generateSecret();
       minted.push('token');
     }
-    if (!valid.key) {
+    if (!upToDate && !valid.key) {
       data[CREDENTIAL_KEYS.keyId] = generateKeyId();
       data[CREDENTIAL_KEYS.signingKey] = generateKeySecret();
       minted.push('signing key');
     }
-    const write = {
-      name,
-      namespace: tenant,
-      labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [REALM_LABEL]: realm.metadata.name },
-      annotations: {},
-      data,
-      owner: realm,
-    };
-    // The Secret first, then the store (see the file comment).
-    if (existing === null) await kube.createSecret(write);
-    else await kube.replaceSecret({ ...write, resourceVersion: existing.resourceVersion });
-    const created = isoTime(clock());
-    if (!valid.token) {
-      await store.tokens.create({
-        id: data[CREDENTIAL_KEYS.tokenId] ?? '',
-        realm: realmKey(tenant, realmId),
-        hash: hashSecret(data[CREDENTIAL_KEYS.token] ?? ''),
-        scope: TOKEN_SCOPE,
-        created,
-      });
+    const current: IssuedCredentials = { tokenId: data[CREDENTIAL_KEYS.tokenId] ?? '', keyId: data[CREDENTIAL_KEYS.keyId] ?? '' };
+    const replaced = await this.liveIds(replacedIds(ledger, previous, current), tenant, realmId);
+    const now = clock();
+    const { credentials, revokeNow } = supersede(ledger, current, replaced, now + this.deps.credentialsGraceMs);
+
+    if (!upToDate) {
+      // The status first: once the Secret is overwritten, it is the only record of the ids it held.
+      if (replaced.length > 0) await kube.patchStatus(realm, { credentials });
+      const write = {
+        name,
+        namespace: tenant,
+        labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [REALM_LABEL]: realm.metadata.name },
+        annotations: {},
+        data,
+        owner: realm,
+      };
+      // The Secret first, then the store (see the file comment).
+      if (existing === null) await kube.createSecret(write);
+      else await kube.replaceSecret({ ...write, resourceVersion: existing.resourceVersion });
+      const created = isoTime(now);
+      if (!valid.token) {
+        await store.tokens.create({ id: current.tokenId, realm: realmKey(tenant, realmId), hash: hashSecret(data[CREDENTIAL_KEYS.token] ?? ''), scope: TOKEN_SCOPE, created });
+      }
+      if (!valid.key) {
+        await this.storeKey({ id: current.keyId, tenant, realm: realmId, secret: data[CREDENTIAL_KEYS.signingKey] ?? '', created });
+      }
+      if (minted.length > 0) {
+        const until = replaced.length > 0 ? `; the previous ${replaced.join(', ')} accepted until ${new Date(now + this.deps.credentialsGraceMs).toISOString()}` : '';
+        await this.event(realm, 'Normal', existing === null ? 'CredentialsCreated' : 'CredentialsRenewed', `Secret ${name}: ${minted.join(' and ')} ${existing === null ? 'created' : 'minted again (missing or revoked)'}${until}`);
+      }
     }
-    if (!valid.key) {
-      await this.storeKey({ id: data[CREDENTIAL_KEYS.keyId] ?? '', tenant, realm: realmId, secret: data[CREDENTIAL_KEYS.signingKey] ?? '', created });
+
+    const { due, nextInMs } = dueSuperseded(credentials.superseded, now);
+    const revoke = [...revokeNow, ...due];
+    if (revoke.length > 0) {
+      await this.revokeIds(revoke, tenant, realmId);
+      credentials.superseded = credentials.superseded.filter((s) => !due.includes(s.id));
+      await this.event(realm, 'Normal', 'CredentialsRevoked', `superseded credential${revoke.length > 1 ? 's' : ''} ${revoke.join(', ')} revoked after the grace period`);
     }
-    if (minted.length > 0) {
-      await this.event(realm, 'Normal', existing === null ? 'CredentialsCreated' : 'CredentialsRenewed', `Secret ${name}: ${minted.join(' and ')} ${existing === null ? 'created' : 'minted again (missing or revoked)'}`);
+    return { name, credentials, requeueAfterMs: nextInMs === null ? null : nextInMs + 50 };
+  }
+
+  /** Of `ids` (tokens `tok_…`, keys `key_…`), those the store still honours for this realm. */
+  private async liveIds(ids: string[], tenant: string, realmId: string): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const tokens = new Set((await this.deps.store.tokens.listByRealm(realmKey(tenant, realmId))).map((t) => t.id));
+    const live: string[] = [];
+    for (const id of ids) {
+      if (tokens.has(id)) {
+        live.push(id);
+        continue;
+      }
+      const key = await this.deps.store.signingKeys.get(id);
+      if (key !== null && key.tenant === tenant && key.realm === realmId) live.push(id);
     }
-    return name;
+    return live;
+  }
+
+  /** Revokes tokens and realm-bound keys of this realm by id; every API process refuses them at once. */
+  private async revokeIds(ids: string[], tenant: string, realmId: string): Promise<void> {
+    const { store, control } = this.deps;
+    const key = realmKey(tenant, realmId);
+    const tokens = await store.tokens.listByRealm(key);
+    let keysDropped = false;
+    for (const id of ids) {
+      const token = tokens.find((t) => t.id === id);
+      if (token !== undefined) {
+        if (await store.tokens.delete(key, id)) control.announce({ kind: 'token.revoked', realm: key, hash: token.hash });
+        continue;
+      }
+      const signingKey = await store.signingKeys.get(id);
+      if (signingKey !== null && signingKey.tenant === tenant && signingKey.realm === realmId && (await store.signingKeys.delete(tenant, id))) keysDropped = true;
+    }
+    if (keysDropped) control.announce({ kind: 'keys.changed', tenant });
   }
 
   /** Deletion: revoke the realm's credentials, keep or drop its data per deletionPolicy, then let the Realm go. */

@@ -1,12 +1,12 @@
 /**
  * The operator process (`node dist/cmd/operator.js`): opens the store (shared ownership) and
- * the bus the API processes use, list-watches Realms (all namespaces, or those of
- * LOCUS_OPERATOR_NAMESPACES) with a periodic resync, and, while it holds the leader Lease,
+ * the bus the API processes use, list-watches Realms and the Secrets it keeps (all namespaces,
+ * or those of LOCUS_OPERATOR_NAMESPACES) with a periodic resync, and, while it holds the leader Lease,
  * feeds their keys to the work queue whose workers reconcile them (reconciler.ts). Serves
  * /healthz, /readyz and /metrics. SIGTERM: stop the watches, let running reconciles finish,
  * release the Lease, close the store and the bus.
  */
-import { KubeConfig, CustomObjectsApi, makeInformer, type Informer, type KubernetesListObject, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { ConfigError } from '../config/config.js';
@@ -23,72 +23,46 @@ import { TenantService } from '../service/tenants.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/port.js';
 import { startHealthServer } from './health-server.js';
+import { MANAGED_BY, MANAGED_BY_LABEL, realmKeysOfSecret, type WatchedSecret } from './desired-state.js';
 import { KubeClient } from './kube-client.js';
 import { LeaderElector, leaseApi } from './leader-election.js';
-import { loadOperatorConfig, type OperatorConfig } from './operator-config.js';
+import { ListWatch } from './list-watch.js';
+import { leaseNamespaceFor, loadOperatorConfig, type OperatorConfig } from './operator-config.js';
 import { createOperatorMetrics, type OperatorMetrics } from './operator-metrics.js';
 import { Reconciler } from './reconciler.js';
 import { WorkQueue } from './work-queue.js';
 
-type RealmInformer = Informer<KubernetesObject> & ObjectCache<KubernetesObject>;
+/** The Realms of one namespace, or all: a list-watch feeding their keys to the work queue. */
+function realmWatch(config: KubeConfig, namespace: string | null, onKey: (key: string) => void, log: Logger): ListWatch {
+  const api = config.makeApiClient(CustomObjectsApi);
+  const base = `/apis/${REALM_GROUP}/${REALM_VERSION}`;
+  const list = async (): Promise<KubernetesListObject<KubernetesObject>> =>
+    (namespace === null
+      ? await api.listClusterCustomObject({ group: REALM_GROUP, version: REALM_VERSION, plural: REALM_PLURAL })
+      : await api.listNamespacedCustomObject({ group: REALM_GROUP, version: REALM_VERSION, namespace, plural: REALM_PLURAL })) as KubernetesListObject<KubernetesObject>;
+  const path = namespace === null ? `${base}/${REALM_PLURAL}` : `${base}/namespaces/${namespace}/${REALM_PLURAL}`;
+  return new ListWatch(config, { kind: 'Realm', namespace, path, list }, (obj) => {
+    const { namespace: ns, name } = obj.metadata ?? {};
+    if (ns !== undefined && name !== undefined) onKey(`${ns}/${name}`);
+  }, log);
+}
 
-/** One list-watch (all namespaces, or one), restarted after an error. */
-class RealmWatch {
-  readonly informer: RealmInformer;
-  synced = false;
-  /** Set by an error; a start whose list failed resolves all the same (client-node reports it as an error event). */
-  private failed = false;
-  private stopped = false;
-  private restartTimer: NodeJS.Timeout | null = null;
-
-  constructor(
-    config: KubeConfig,
-    readonly namespace: string | null,
-    onKey: (key: string) => void,
-    private readonly log: Logger,
-  ) {
-    const api = config.makeApiClient(CustomObjectsApi);
-    const base = `/apis/${REALM_GROUP}/${REALM_VERSION}`;
-    const path = namespace === null ? `${base}/${REALM_PLURAL}` : `${base}/namespaces/${namespace}/${REALM_PLURAL}`;
-    const list = async (): Promise<KubernetesListObject<KubernetesObject>> =>
-      (namespace === null
-        ? await api.listClusterCustomObject({ group: REALM_GROUP, version: REALM_VERSION, plural: REALM_PLURAL })
-        : await api.listNamespacedCustomObject({ group: REALM_GROUP, version: REALM_VERSION, namespace, plural: REALM_PLURAL })) as KubernetesListObject<KubernetesObject>;
-    this.informer = makeInformer(config, path, list);
-    const enqueue = (obj: KubernetesObject): void => {
-      const { namespace: ns, name } = obj.metadata ?? {};
-      if (ns !== undefined && name !== undefined) onKey(`${ns}/${name}`);
-    };
-    this.informer.on('add', enqueue);
-    this.informer.on('update', enqueue);
-    this.informer.on('delete', enqueue);
-    this.informer.on('error', (err) => {
-      this.synced = false;
-      this.failed = true;
-      if (this.stopped) return;
-      this.log.warn({ err: err instanceof Error ? err.message : String(err), namespace }, 'Realm watch failed; restarting it');
-      this.restartTimer = setTimeout(() => void this.start(), 2000);
-    });
-  }
-
-  async start(): Promise<void> {
-    if (this.stopped) return;
-    try {
-      // Resolves once the list is in and the watch is open, or once the list failed (an error event).
-      this.failed = false;
-      await this.informer.start();
-      this.synced = !this.failed;
-    } catch (err) {
-      this.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'Realm list-watch could not start; retrying');
-      if (!this.stopped) this.restartTimer = setTimeout(() => void this.start(), 2000);
-    }
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.restartTimer !== null) clearTimeout(this.restartTimer);
-    await this.informer.stop();
-  }
+/**
+ * The Secrets the operator keeps (its label) in one namespace, or all: a change to one, a
+ * deletion included, queues the Realms it concerns, so that a rotation asked on the tenant key
+ * Secret, or a deleted credentials Secret, is handled at once rather than at the next resync.
+ */
+function secretWatch(config: KubeConfig, namespace: string | null, onSecret: (secret: WatchedSecret) => void, log: Logger): ListWatch {
+  const api = config.makeApiClient(CoreV1Api);
+  const labelSelector = `${MANAGED_BY_LABEL}=${MANAGED_BY}`;
+  const list = async (): Promise<KubernetesListObject<KubernetesObject>> =>
+    namespace === null ? await api.listSecretForAllNamespaces({ labelSelector }) : await api.listNamespacedSecret({ namespace, labelSelector });
+  const path = namespace === null ? '/api/v1/secrets' : `/api/v1/namespaces/${namespace}/secrets`;
+  return new ListWatch(config, { kind: 'Secret', namespace, path, list, labelSelector }, (obj) => {
+    const { namespace: ns, name, labels, ownerReferences } = obj.metadata ?? {};
+    if (ns === undefined || name === undefined) return;
+    onSecret({ namespace: ns, name, labels: labels ?? {}, owners: (ownerReferences ?? []).map((o) => ({ kind: o.kind, apiVersion: o.apiVersion, name: o.name })) });
+  }, log);
 }
 
 export interface RunningOperator {
@@ -98,6 +72,7 @@ export interface RunningOperator {
 export async function startOperator(config: OperatorConfig, logger: Logger): Promise<RunningOperator> {
   const kube = new KubeConfig();
   kube.loadFromDefault();
+  const lease = leaseNamespaceFor(config.leaseNamespace, kube.getContextObject(kube.getCurrentContext())?.namespace);
   const store: Store = await openStore(config.store, {
     claimOwnership: true,
     ownership: 'shared',
@@ -115,6 +90,9 @@ export async function startOperator(config: OperatorConfig, logger: Logger): Pro
   const tenants = new TenantService(store, systemClock, control);
   control.add(realms);
   const metrics: OperatorMetrics = createOperatorMetrics();
+  let queue: WorkQueue | null = null;
+  const scopes = config.namespaces.length === 0 ? [null] : config.namespaces;
+  const realmWatches = scopes.map((ns) => realmWatch(kube, ns, (key) => queue?.add(key), logger));
   const reconciler = new Reconciler({
     kube: new KubeClient(kube, config.identity),
     store,
@@ -123,12 +101,11 @@ export async function startOperator(config: OperatorConfig, logger: Logger): Pro
     control,
     clock: systemClock,
     keyGraceMs: config.keyGraceMs,
+    credentialsGraceMs: config.credentialsGraceMs,
     log: logger,
-    realmsOf: (namespace) => watches.flatMap((watch) => watch.informer.list(namespace) as unknown as RealmResource[]),
+    realmsOf: (namespace) => realmWatches.flatMap((watch) => watch.informer.list(namespace) as unknown as RealmResource[]),
   });
 
-  let queue: WorkQueue | null = null;
-  let watches: RealmWatch[] = [];
   const newQueue = (): WorkQueue =>
     new WorkQueue((key) => reconciler.reconcileKey(key), {
       workers: config.workers,
@@ -149,11 +126,16 @@ export async function startOperator(config: OperatorConfig, logger: Logger): Pro
       },
     });
 
-  watches = (config.namespaces.length === 0 ? [null] : config.namespaces).map(
-    (ns) => new RealmWatch(kube, ns, (key) => queue?.add(key), logger),
+  const realmNamesOf = (namespace: string): string[] =>
+    realmWatches.flatMap((watch) => watch.informer.list(namespace).map((obj) => obj.metadata?.name ?? '')).filter((name) => name !== '');
+  const secretWatches = scopes.map((ns) =>
+    secretWatch(kube, ns, (secret) => {
+      for (const key of realmKeysOfSecret(secret, realmNamesOf)) queue?.add(key);
+    }, logger),
   );
+  const watches = [...realmWatches, ...secretWatches];
   const enqueueAll = (): void => {
-    for (const watch of watches) {
+    for (const watch of realmWatches) {
       for (const obj of watch.informer.list()) {
         const { namespace, name } = obj.metadata ?? {};
         if (namespace !== undefined && name !== undefined) queue?.add(`${namespace}/${name}`);
@@ -166,7 +148,7 @@ export async function startOperator(config: OperatorConfig, logger: Logger): Pro
   const elector = new LeaderElector(
     leaseApi(kube),
     {
-      namespace: config.leaseNamespace,
+      namespace: lease.namespace,
       name: config.leaseName,
       identity: config.identity,
       durationS: config.leaseDurationS,
@@ -194,8 +176,10 @@ export async function startOperator(config: OperatorConfig, logger: Logger): Pro
     server = await startHealthServer(config.host, config.port, {
       registry: metrics.registry,
       async notReady() {
+        const leaseProblem = elector.leaseProblem();
+        if (leaseProblem !== null) return `neither leading nor following: ${leaseProblem}`;
         const unsynced = watches.find((w) => !w.synced);
-        if (unsynced !== undefined) return `the Realm watch${unsynced.namespace === null ? '' : ` of namespace ${unsynced.namespace}`} is not synced`;
+        if (unsynced !== undefined) return `${unsynced.describe()} is not synced`;
         try {
           await store.ping();
         } catch {
@@ -212,7 +196,13 @@ export async function startOperator(config: OperatorConfig, logger: Logger): Pro
   }
   const address = server.address();
   logger.info(
-    { port: typeof address === 'object' && address !== null ? address.port : config.port, namespaces: config.namespaces, identity: config.identity },
+    {
+      port: typeof address === 'object' && address !== null ? address.port : config.port,
+      namespaces: config.namespaces,
+      identity: config.identity,
+      lease: `${lease.namespace}/${config.leaseName}`,
+      leaseNamespaceFrom: lease.from,
+    },
     'locus operator listening',
   );
   for (const watch of watches) void watch.start();

@@ -60,7 +60,8 @@ class FakeKube implements KubePort {
     const stored = this.realms.get(`${realm.metadata.namespace ?? ''}/${realm.metadata.name}`);
     if (stored !== undefined) {
       this.writes++;
-      stored.status = structuredClone(status);
+      // A merge patch: the fields sent replace theirs, the others stay.
+      stored.status = { ...stored.status, ...structuredClone(status) };
       stored.metadata.resourceVersion = String(this.version++);
     }
     return Promise.resolve();
@@ -129,6 +130,7 @@ void describe(`operator reconcile on a real store (${storeName}), fake API serve
       control,
       clock,
       keyGraceMs: 60_000,
+      credentialsGraceMs: 60_000,
       log: silent,
       realmsOf: (ns) => [...kube.realms.values()].filter((r) => r.metadata.namespace === ns),
     });
@@ -185,6 +187,38 @@ void describe(`operator reconcile on a real store (${storeName}), fake API serve
     assert.notEqual(after[CREDENTIAL_KEYS.token], before[CREDENTIAL_KEYS.token]);
     assert.equal(after[CREDENTIAL_KEYS.keyId], before[CREDENTIAL_KEYS.keyId]);
     assert.ok(kube.events.some((e) => e.reason === 'CredentialsRenewed'));
+  });
+
+  void it('a deleted Secret is minted again; what it held is accepted for the grace period, then revoked', async () => {
+    const key = realmKey('ns-a', 'fleet');
+    const before = (await kube.getSecret('ns-a', 'fleet-locus-credentials'))?.data ?? {};
+    await kube.deleteSecret('ns-a', 'fleet-locus-credentials');
+    const result = await reconciler.reconcile('ns-a', 'fleet');
+    const after = (await kube.getSecret('ns-a', 'fleet-locus-credentials'))?.data ?? {};
+    assert.notEqual(after[CREDENTIAL_KEYS.tokenId], before[CREDENTIAL_KEYS.tokenId]);
+    assert.notEqual(after[CREDENTIAL_KEYS.keyId], before[CREDENTIAL_KEYS.keyId]);
+    const recorded = kube.realm('ns-a', 'fleet')?.status?.credentials;
+    assert.deepEqual([recorded?.tokenId, recorded?.keyId], [after[CREDENTIAL_KEYS.tokenId], after[CREDENTIAL_KEYS.keyId]]);
+    assert.deepEqual(recorded?.superseded?.map((s) => s.id).sort(), [before[CREDENTIAL_KEYS.tokenId], before[CREDENTIAL_KEYS.keyId]].sort());
+    assert.ok(result.requeueAfterMs !== undefined && result.requeueAfterMs >= 60_000 && result.requeueAfterMs <= 61_000, `comes back when the grace period ends (${result.requeueAfterMs})`);
+    assert.notEqual(await store.tokens.findByHash(hashSecret(before[CREDENTIAL_KEYS.token] ?? '')), null, 'the old token is accepted during the grace period');
+    assert.notEqual(await store.signingKeys.get(before[CREDENTIAL_KEYS.keyId] ?? ''), null, 'the old key is accepted during the grace period');
+
+    now += 30_000;
+    await reconciler.reconcile('ns-a', 'fleet');
+    assert.notEqual(await store.tokens.findByHash(hashSecret(before[CREDENTIAL_KEYS.token] ?? '')), null, 'still within the grace period');
+    now += 31_000;
+    await reconciler.reconcile('ns-a', 'fleet');
+    assert.equal(await store.tokens.findByHash(hashSecret(before[CREDENTIAL_KEYS.token] ?? '')), null, 'the old token is revoked');
+    assert.equal(await store.signingKeys.get(before[CREDENTIAL_KEYS.keyId] ?? ''), null, 'the old key is revoked');
+    assert.ok(announced.some((m) => m.kind === 'token.revoked' && m.hash === hashSecret(before[CREDENTIAL_KEYS.token] ?? '')));
+    assert.deepEqual((await store.tokens.listByRealm(key)).map((t) => t.id), [after[CREDENTIAL_KEYS.tokenId]], 'the realm keeps one token');
+    assert.notEqual(await store.signingKeys.get(after[CREDENTIAL_KEYS.keyId] ?? ''), null);
+    assert.deepEqual(kube.realm('ns-a', 'fleet')?.status?.credentials?.superseded, []);
+    assert.ok(kube.events.some((e) => e.reason === 'CredentialsRevoked'));
+    const writes = kube.writes;
+    await reconciler.reconcile('ns-a', 'fleet');
+    assert.equal(kube.writes, writes, 'idempotent again');
   });
 
   void it('rotation retires the old tenant key until the grace period ends, then removes it', async () => {

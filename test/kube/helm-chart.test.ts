@@ -67,6 +67,14 @@ void describe('Helm chart charts/locus', () => {
     }
   });
 
+  void it("renders without --kube-version: the project's helm assumes a current Kubernetes, as a released helm does", () => {
+    // A helm built without the release build's flags assumes Kubernetes v1.20.0 and refuses the chart's kubeVersion (>=1.30).
+    const out = helm(['template', 'locus', chart, '--namespace', 'locus-system']);
+    assert.equal(out.status, 0, out.stderr);
+    const kinds = parseAllDocuments(out.stdout).map((doc) => (doc.toJS() as Manifest | null)?.kind);
+    assert.ok(kinds.includes('Deployment'), kinds.join(', '));
+  });
+
   void it('renders API pods that run as non-root with probes, resources and the store and bus from Secrets', () => {
     const manifests = render(null);
     const api = one(manifests, 'Deployment', 'locus-api');

@@ -11,7 +11,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { parseAllDocuments } from 'yaml';
+import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { toYaml } from '../../internal/kube/yaml.js';
 import { FINALIZER, RETIRED_KEYS_ANNOTATION } from '../../internal/operator/desired-state.js';
 import type { RealmResource } from '../../internal/kube/realm-resource.js';
@@ -29,6 +29,10 @@ const ADMIN = 'operator-test-admin-token-0123456789';
 const LEASE_NS = 'locus-system';
 const LEASE = { duration: 4, renew: 3, retry: 1 };
 const GRACE_S = 6;
+/** The grace period of superseded credentials in these tests. */
+const CREDENTIALS_GRACE_S = 6;
+/** What the issue asks of a Secret-triggered action: done within this. */
+const SECRET_ACTION_MS = 5000;
 const MERGE = { 'content-type': 'application/merge-patch+json' };
 const OPERATOR_USER = `system:serviceaccount:${LEASE_NS}:locus-operator`;
 
@@ -118,7 +122,9 @@ void describe('the Kubernetes operator on a real kube-apiserver, with an API pro
     LOCUS_OPERATOR_RENEW_DEADLINE_SECONDS: String(LEASE.renew),
     LOCUS_OPERATOR_RETRY_PERIOD_SECONDS: String(LEASE.retry),
     LOCUS_OPERATOR_KEY_GRACE_SECONDS: String(GRACE_S),
-    LOCUS_OPERATOR_RESYNC_SECONDS: '30',
+    LOCUS_OPERATOR_CREDENTIALS_GRACE_SECONDS: String(CREDENTIALS_GRACE_S),
+    // Far beyond any wait below: what a test sees happen comes from the watches, not a resync.
+    LOCUS_OPERATOR_RESYNC_SECONDS: '600',
     LOCUS_OPERATOR_BACKOFF_BASE_MS: '200',
     LOCUS_OPERATOR_BACKOFF_CAP_MS: '2000',
   });
@@ -314,6 +320,57 @@ void describe('the Kubernetes operator on a real kube-apiserver, with an API pro
     assert.equal((await tenantKey('tenant-a')).kid, rotated.kid);
   });
 
+  void it("rotation asked on the tenant key Secret's annotation happens within seconds (the Secret watch)", async (t) => {
+    const old = await tenantKey('tenant-a');
+    const asked = Date.now();
+    const res = await kube.request('PATCH', '/api/v1/namespaces/tenant-a/secrets/locus-tenant-key', { metadata: { annotations: { 'locus.dev/rotate-tenant-key': 'via-secret' } } }, MERGE);
+    assert.equal(res.status, 200, res.text);
+    const rotated = await waitFor('a new tenant key', async () => {
+      const now = await tenantKey('tenant-a');
+      return now.kid !== old.kid ? now : null;
+    }, 20_000, logs);
+    const tookMs = Date.now() - asked;
+    t.diagnostic(`rotation through the Secret's annotation: ${tookMs} ms`);
+    assert.ok(tookMs <= SECRET_ACTION_MS, `took ${tookMs} ms`);
+    assert.match(rotated.annotations['locus.dev/rotations-applied'] ?? '', /via-secret/);
+    assert.equal((await getObject('fleet', 'a', await jwt(rotated.kid, rotated.secret))).status, 200);
+  });
+
+  void it('a deleted credentials Secret is back within seconds; the deleted credentials work for the grace period only, and the realm keeps one token', async (t) => {
+    const old = await credentials('tenant-a', 'fleet');
+    const oldJwt = await jwt(old.keyId ?? '', old.signingKey ?? '');
+    assert.equal((await getObject('fleet', 'a', old.token ?? '')).status, 200);
+    const deleted = Date.now();
+    const res = await kube.request('DELETE', '/api/v1/namespaces/tenant-a/secrets/fleet-locus-credentials');
+    assert.equal(res.status, 200, res.text);
+    const fresh = await waitFor('the credentials Secret back', async () => {
+      const secret = await secretOf('tenant-a', 'fleet-locus-credentials');
+      return secret !== null && secret.data.token !== old.token ? secret.data : null;
+    }, 20_000, logs);
+    const backMs = Date.now() - deleted;
+    t.diagnostic(`deleted credentials Secret back: ${backMs} ms`);
+    assert.ok(backMs <= SECRET_ACTION_MS, `took ${backMs} ms`);
+    assert.notEqual(fresh.keyId, old.keyId);
+    assert.equal((await getObject('fleet', 'a', fresh.token ?? '')).status, 200);
+    assert.equal((await getObject('fleet', 'a', await jwt(fresh.keyId ?? '', fresh.signingKey ?? ''))).status, 200);
+    const realm = await ready('tenant-a', 'fleet');
+    assert.deepEqual(realm.status?.credentials?.superseded?.map((c) => c.id).sort(), [old.tokenId, old.keyId].sort());
+    // The deleted credentials: accepted during the grace period, refused after it.
+    assert.equal((await getObject('fleet', 'a', old.token ?? '')).status, 200, 'the old token works during the grace period');
+    assert.equal((await getObject('fleet', 'a', oldJwt)).status, 200, 'the old key works during the grace period');
+    await waitFor('the old token refused', async () => (await getObject('fleet', 'a', old.token ?? '')).status === 401, 30_000, logs);
+    const revokedMs = Date.now() - deleted;
+    t.diagnostic(`superseded credentials refused ${revokedMs} ms after the deletion (grace ${CREDENTIALS_GRACE_S} s)`);
+    assert.ok(revokedMs >= (CREDENTIALS_GRACE_S - 1) * 1000, 'refused before the grace period ended');
+    assert.ok(revokedMs <= CREDENTIALS_GRACE_S * 1000 + SECRET_ACTION_MS, `refused only ${revokedMs} ms after`);
+    await waitFor('the old key refused', async () => (await getObject('fleet', 'a', oldJwt)).status === 401, 10_000, logs);
+    assert.equal((await getObject('fleet', 'a', fresh.token ?? '')).status, 200);
+    const details = await call(apiUrl, 'GET', '/admin/v1/tenant/tenant-a/realm/fleet', { token: ADMIN });
+    assert.equal(details.status, 200, details.text);
+    assert.equal((details.json as { tokens: unknown[] }).tokens.length, 1, 'one token in the store, the one in the Secret');
+    assert.deepEqual((await getRealm('tenant-a', 'fleet'))?.status?.credentials?.superseded, []);
+  });
+
   void it('deleting a Realm with deletionPolicy Retain revokes its credentials and keeps its data for a re-created Realm', async () => {
     const creds = await credentials('tenant-a', 'fleet');
     const bound = await jwt(creds.keyId ?? '', creds.signingKey ?? '');
@@ -416,5 +473,44 @@ void describe('the Kubernetes operator on a real kube-apiserver, with an API pro
     assert.equal(check.status, 0, `promtool check metrics: ${check.stdout}${check.stderr}`);
     // Nothing the operators did was refused by RBAC (Events included, which are best effort).
     assert.doesNotMatch(logs(), /HTTP 403/);
+  });
+
+  void it("outside a cluster the Lease namespace is the kubeconfig context's; without rights on its Lease an operator is not ready and says why, once", async () => {
+    const withContextNamespace = (namespace: string): string => {
+      const config = parseYaml(readFileSync(kubeconfig, 'utf8')) as { contexts: { context: Record<string, string> }[] };
+      for (const context of config.contexts) context.context.namespace = namespace;
+      const path = join(dir, `operator-${namespace}.kubeconfig`);
+      writeFileSync(path, toYaml(config), { mode: 0o600 });
+      return path;
+    };
+    const envWithout = (path: string): Record<string, string> => {
+      const env: Record<string, string> = { ...operatorEnv(), KUBECONFIG: path };
+      delete env.LOCUS_OPERATOR_LEASE_NAMESPACE;
+      return env;
+    };
+    // The release namespace as the context's: it follows the leader, and is ready.
+    const follower = await startOperatorProcess('operator-context', envWithout(withContextNamespace(LEASE_NS)));
+    operators.push(follower);
+    await waitFor('operator-context ready', async () => (await follower.get('/readyz')).status === 200, 20_000, logs);
+    assert.match(follower.output(), new RegExp(`"lease":"${LEASE_NS}/locus-operator","leaseNamespaceFrom":"the Kubernetes context's namespace"`));
+
+    // A namespace where the chart grants no Lease rights: never ready, the reason in /readyz and in the log, once.
+    const denied = await startOperatorProcess('operator-denied', envWithout(withContextNamespace('tenant-a')));
+    operators.push(denied);
+    const readyz = await waitFor('operator-denied answering /readyz', async () => {
+      const res = await denied.get('/readyz');
+      return /Lease/.test(res.text) ? res : null;
+    }, 20_000, logs);
+    assert.equal(readyz.status, 503);
+    assert.match(readyz.text, /neither leading nor following: reading Lease tenant-a\/locus-operator: HTTP 403/);
+    assert.match(readyz.text, /needs get, create and update on leases.coordination.k8s.io in namespace tenant-a/);
+    await sleep(LEASE.retry * 4000);
+    assert.equal((await denied.get('/readyz')).status, 503);
+    assert.equal(await denied.metric('locus_operator_leader'), 0);
+    const warnings = denied.output().split('\n').filter((line) => line.includes('the Lease could not be read or written'));
+    assert.equal(warnings.length, 1, warnings.join('\n'));
+    assert.match(warnings[0] ?? '', /"lease":"tenant-a\/locus-operator"/);
+    await denied.stop('SIGTERM');
+    await follower.stop('SIGTERM');
   });
 });

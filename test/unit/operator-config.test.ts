@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError } from '../../internal/config/config.js';
-import { loadOperatorConfig } from '../../internal/operator/operator-config.js';
+import { leaseNamespaceFor, loadOperatorConfig } from '../../internal/operator/operator-config.js';
 
 void describe('operator configuration', () => {
   void it('defaults: the chart-facing values and client-go lease timings', () => {
@@ -12,6 +12,8 @@ void describe('operator configuration', () => {
     assert.equal(config.identity, 'pod-1');
     assert.deepEqual([config.leaseDurationS, config.renewDeadlineS, config.retryPeriodS], [15, 10, 2]);
     assert.equal(config.keyGraceMs, 86_400_000);
+    assert.equal(config.credentialsGraceMs, 3_600_000);
+    assert.equal(config.leaseNamespace, null, 'from the Kubernetes connection');
     assert.equal(config.leaseName, 'locus-operator');
   });
 
@@ -33,5 +35,14 @@ void describe('operator configuration', () => {
     refused({ LOCUS_LOG_LEVEL: 'loud' }, /LOCUS_LOG_LEVEL/);
     refused({ LOCUS_STORE: 'postgres://x' }, /postgres/);
     refused({ LOCUS_BUS: 'kafka://x' }, /LOCUS_BUS/);
+  });
+
+  void it("the Lease namespace: the variable, else the connection's context namespace (a Pod's own), else default", () => {
+    assert.deepEqual(leaseNamespaceFor(loadOperatorConfig({ LOCUS_OPERATOR_LEASE_NAMESPACE: ' ops ' }).leaseNamespace, 'locus-system'), { namespace: 'ops', from: 'LOCUS_OPERATOR_LEASE_NAMESPACE' });
+    assert.deepEqual(leaseNamespaceFor(null, 'locus-system'), { namespace: 'locus-system', from: "the Kubernetes context's namespace" });
+    assert.deepEqual(leaseNamespaceFor(null, 'locus-system\n'), { namespace: 'locus-system', from: "the Kubernetes context's namespace" }, 'a namespace file with a newline');
+    assert.deepEqual(leaseNamespaceFor(null, undefined), { namespace: 'default', from: 'the default' });
+    assert.deepEqual(leaseNamespaceFor(null, ''), { namespace: 'default', from: 'the default' });
+    assert.throws(() => leaseNamespaceFor(null, 'Not_A_Namespace'), (err: unknown) => err instanceof ConfigError && /context's namespace/.test(err.message));
   });
 });

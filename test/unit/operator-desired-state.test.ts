@@ -2,12 +2,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
+  credentialsLedger,
   credentialsSecretName,
   desiredRealm,
   dueRetiredKeys,
+  dueSuperseded,
   FINALIZER,
   nextStep,
   realmIdOwner,
+  realmKeysOfSecret,
+  replacedIds,
   retiredKeys,
   retiredKeysAnnotation,
   ROTATE_ANNOTATION,
@@ -15,10 +19,11 @@ import {
   rotationRequest,
   sameStatus,
   statusFor,
+  supersede,
   withAppliedRotation,
   withFinalizer,
 } from '../../internal/operator/desired-state.js';
-import type { RealmResource } from '../../internal/kube/realm-resource.js';
+import { SUPERSEDED_CREDENTIALS_MAX, type RealmResource } from '../../internal/kube/realm-resource.js';
 
 function realm(meta: Partial<RealmResource['metadata']> = {}, spec: RealmResource['spec'] = {}): RealmResource {
   return { apiVersion: 'locus.dev/v1alpha1', kind: 'Realm', metadata: { name: 'fleet', namespace: 'tenant-a', generation: 3, uid: 'u1', ...meta }, spec };
@@ -97,7 +102,8 @@ void describe('operator desired state', () => {
 
   void it('status: Ready with three conditions; a failure is Degraded and keeps observedGeneration', () => {
     const now = '2026-01-01T00:00:00.000Z';
-    const ready = statusFor(realm(), { kind: 'ready', realmId: 'fleet', credentialsSecret: 'fleet-locus-credentials' }, now);
+    const issued = { tokenId: 'tok_1', keyId: 'key_1', superseded: [] };
+    const ready = statusFor(realm(), { kind: 'ready', realmId: 'fleet', credentialsSecret: 'fleet-locus-credentials', credentials: issued }, now);
     assert.equal(ready.phase, 'Ready');
     assert.equal(ready.observedGeneration, 3);
     assert.deepEqual(ready.conditions?.map((c) => [c.type, c.status, c.reason]), [
@@ -106,9 +112,9 @@ void describe('operator desired state', () => {
       ['Degraded', 'False', 'Healthy'],
     ]);
     // Unchanged conditions keep their transition time, so the same outcome needs no write.
-    const later = statusFor(realm({}, {}), { kind: 'ready', realmId: 'fleet', credentialsSecret: 'fleet-locus-credentials' }, '2026-01-02T00:00:00.000Z');
+    const later = statusFor(realm({}, {}), { kind: 'ready', realmId: 'fleet', credentialsSecret: 'fleet-locus-credentials', credentials: issued }, '2026-01-02T00:00:00.000Z');
     const withStatus = { ...realm(), status: ready };
-    const again = statusFor(withStatus, { kind: 'ready', realmId: 'fleet', credentialsSecret: 'fleet-locus-credentials' }, '2026-01-02T00:00:00.000Z');
+    const again = statusFor(withStatus, { kind: 'ready', realmId: 'fleet', credentialsSecret: 'fleet-locus-credentials', credentials: issued }, '2026-01-02T00:00:00.000Z');
     assert.ok(sameStatus(ready, again));
     assert.ok(!sameStatus(ready, later));
 
@@ -116,6 +122,7 @@ void describe('operator desired state', () => {
     assert.equal(failed.phase, 'Degraded');
     assert.equal(failed.observedGeneration, 3);
     assert.equal(failed.credentialsSecret, 'fleet-locus-credentials');
+    assert.deepEqual(failed.credentials, issued, 'what was issued stays recorded');
     const byType = Object.fromEntries((failed.conditions ?? []).map((c) => [c.type, c]));
     assert.equal(byType.Ready?.status, 'False');
     assert.equal(byType.Ready?.message, 'store down');
@@ -124,5 +131,46 @@ void describe('operator desired state', () => {
     assert.equal(byType.Degraded?.status, 'True');
     const notYet = statusFor(realm(), { kind: 'failed', realmId: 'fleet', provisioned: false, reason: 'ReconcileFailed', message: 'x' }, now);
     assert.equal(notYet.phase, 'Provisioning');
+  });
+
+  void it('superseded credentials: what a new mint replaces, when each is due, never the current ones', () => {
+    const current = { tokenId: 'tok_new', keyId: 'key_new' };
+    // The Secret's previous ids and those the status recorded (a deleted Secret's), each once.
+    const ledger = credentialsLedger({ credentials: { tokenId: 'tok_gone', keyId: 'key_new', superseded: [{ id: 'tok_older', revokeAt: '2026-01-01T00:00:10.000Z' }] } });
+    assert.deepEqual(replacedIds(ledger, { tokenId: 'tok_old', keyId: 'key_new' }, current), ['tok_old', 'tok_gone']);
+    assert.deepEqual(replacedIds(ledger, { tokenId: 'tok_older' }, current), ['tok_gone'], 'already superseded: not again');
+    assert.deepEqual(replacedIds(credentialsLedger(undefined), null, current), []);
+
+    const t0 = Date.parse('2026-01-01T00:00:00.000Z');
+    const { credentials, revokeNow } = supersede(ledger, current, ['tok_old'], t0 + 60_000);
+    assert.deepEqual(revokeNow, []);
+    assert.deepEqual(credentials, {
+      tokenId: 'tok_new',
+      keyId: 'key_new',
+      superseded: [
+        { id: 'tok_older', revokeAt: '2026-01-01T00:00:10.000Z' },
+        { id: 'tok_old', revokeAt: '2026-01-01T00:01:00.000Z' },
+      ],
+    });
+    assert.deepEqual(dueSuperseded(credentials.superseded, t0), { due: [], nextInMs: 10_000 });
+    assert.deepEqual(dueSuperseded(credentials.superseded, t0 + 10_000), { due: ['tok_older'], nextInMs: 50_000 });
+    assert.deepEqual(dueSuperseded([{ id: 'tok_x', revokeAt: 'garbage' }], t0), { due: ['tok_x'], nextInMs: null }, 'an unreadable time is due');
+
+    // Bounded: past the limit the earliest due go at once.
+    const many = Array.from({ length: SUPERSEDED_CREDENTIALS_MAX }, (_, i) => ({ id: `tok_${i}`, revokeAt: new Date(t0 + i).toISOString() }));
+    const full = supersede({ superseded: many }, current, ['tok_late'], t0 + 1_000_000);
+    assert.deepEqual(full.revokeNow, ['tok_0']);
+    assert.equal(full.credentials.superseded.length, SUPERSEDED_CREDENTIALS_MAX);
+    assert.equal(full.credentials.superseded.at(-1)?.id, 'tok_late');
+  });
+
+  void it("a Secret's change concerns its owning Realm, or for the tenant key every Realm of the namespace", () => {
+    const names = (ns: string): string[] => (ns === 'tenant-a' ? ['fleet', 'trucks'] : []);
+    const owner = { kind: 'Realm', apiVersion: 'locus.dev/v1alpha1', name: 'fleet' };
+    assert.deepEqual(realmKeysOfSecret({ namespace: 'tenant-a', name: 'fleet-locus-credentials', labels: { 'locus.dev/realm': 'fleet' }, owners: [owner] }, names), ['tenant-a/fleet']);
+    assert.deepEqual(realmKeysOfSecret({ namespace: 'tenant-a', name: 'x-locus-credentials', labels: { 'locus.dev/realm': 'x' }, owners: [] }, names), ['tenant-a/x'], 'the label when no owner');
+    assert.deepEqual(realmKeysOfSecret({ namespace: 'tenant-a', name: 'other', labels: {}, owners: [{ ...owner, apiVersion: 'example.com/v1' }] }, names), [], "another group's Realm");
+    assert.deepEqual(realmKeysOfSecret({ namespace: 'tenant-a', name: 'locus-tenant-key', labels: {}, owners: [] }, names), ['tenant-a/fleet', 'tenant-a/trucks']);
+    assert.deepEqual(realmKeysOfSecret({ namespace: 'tenant-b', name: 'locus-tenant-key', labels: {}, owners: [] }, names), []);
   });
 });

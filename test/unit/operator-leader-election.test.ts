@@ -116,4 +116,35 @@ void describe('LeaderElector', () => {
     await a.stop();
     await b.stop();
   });
+
+  void it('a Lease it cannot read makes it neither leader nor follower: a problem reported, logged once per change, cleared when it can again', async () => {
+    const leases = new MemoryLeases();
+    let forbidden = true;
+    const api = leases.api();
+    const denied: LeaseApi = {
+      get: (ns, name) => (forbidden ? Promise.reject(new Error(`reading Lease ${ns}/${name}: HTTP 403: forbidden`)) : api.get(ns, name)),
+      create: (ns, lease) => api.create(ns, lease),
+      replace: (ns, name, lease) => api.replace(ns, name, lease),
+    };
+    const warnings: string[] = [];
+    const infos: string[] = [];
+    const log = {
+      warn: (obj: { err?: string }) => warnings.push(obj.err ?? ''),
+      info: (_obj: unknown, msg?: string) => infos.push(msg ?? ''),
+    };
+    const a = new LeaderElector(denied, settings('a'), { started: () => undefined, stopped: () => Promise.resolve() }, log);
+    assert.equal(a.leaseProblem(), null, 'nothing known before the first try');
+    a.start();
+    await until('a problem', () => a.leaseProblem() !== null);
+    assert.match(a.leaseProblem() ?? '', /reading Lease ns\/locus-operator: HTTP 403/);
+    // Many rounds (every 50 ms), one warning.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(a.isLeader(), false);
+    assert.equal(warnings.length, 1, warnings.join('\n'));
+    forbidden = false;
+    await until('a leads', () => a.isLeader());
+    assert.equal(a.leaseProblem(), null);
+    assert.ok(infos.some((m) => /can be read and written again/.test(m)), infos.join('\n'));
+    await a.stop();
+  });
 });
