@@ -1,0 +1,267 @@
+/**
+ * Level-based repair after a bus outage (issue #30, part 5): two API processes on one store and
+ * a real nats-server. nats-server is killed, writes go on through A (creates, updates,
+ * deletes, a new area), nats-server comes back on the same port. Then every subscription on B
+ * (WebSocket, Hivekit form) holds exactly what the store holds, and the new area drives B's
+ * geofencing.
+ *
+ * Which process reconnects first is decided, not left to chance: each process reaches
+ * nats-server through its own TCP gate (support/tcp-gate.ts), and the one that must come back
+ * last finds its gate shut until the other has reconnected. A first is the order that lost
+ * pushes before repair existed: A flushes what it buffered while B is not subscribed yet.
+ */
+/* eslint-disable @typescript-eslint/no-unsafe-return -- the wire carries arbitrary JSON */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { adminToken, call } from '../support/harness.js';
+import {
+  applyAreaPushes,
+  applyObjectPushes,
+  assertSuc,
+  connectWire,
+  postActions,
+  signToken,
+  sleep,
+  testSecret,
+  uniqueId,
+  type HivekitWire,
+  type Json,
+  type Msg,
+} from '../support/hivekit-wire.js';
+import { mongoTestStore, type TestStore } from '../support/cluster.js';
+import { startNatsServer, type NatsServer } from '../support/nats-server.js';
+import { listening, spawnServer, type ServerProcess } from '../support/server-process.js';
+import { startTcpGate, type TcpGate } from '../support/tcp-gate.js';
+
+interface Node {
+  name: 'A' | 'B';
+  proc: ServerProcess;
+  gate: TcpGate;
+  httpUrl: string;
+}
+
+/** Circle subscriptions' centre and radius (metres). */
+const centre = { lon: 10, lat: 50 };
+const radius = 20_000;
+
+/** Great-circle distance in metres (the same sphere as internal/geo). */
+function metres(lon1: number, lat1: number, lon2: number, lat2: number): number {
+  const rad = Math.PI / 180;
+  const a = Math.sin(((lat2 - lat1) * rad) / 2) ** 2 + Math.cos(lat1 * rad) * Math.cos(lat2 * rad) * Math.sin(((lon2 - lon1) * rad) / 2) ** 2;
+  return 2 * 6_371_008.8 * Math.asin(Math.min(1, Math.sqrt(a)));
+}
+
+/** What a client's view and the store must agree on, per object. */
+function essence(record: Json): string {
+  return JSON.stringify({ lab: record.lab ?? null, lon: record.loc?.lon ?? null, lat: record.loc?.lat ?? null, dat: record.dat ?? {} });
+}
+
+function essences(records: Map<string, Json>): Record<string, string> {
+  return Object.fromEntries([...records].sort(([a], [b]) => (a < b ? -1 : 1)).map(([id, r]) => [id, essence(r)]));
+}
+
+function busSuite(storeName: string, openStore: () => TestStore): void {
+  describe(`bus repair on ${storeName}: after nats-server comes back, B's subscribers converge on the store`, { timeout: 240_000 }, () => {
+    let nats: NatsServer;
+    let dir: string;
+    let A: Node;
+    let B: Node;
+    let token: string;
+    const store = openStore();
+    const wires: HivekitWire[] = [];
+
+    async function startNode(name: 'A' | 'B', storeUrl: string): Promise<Node> {
+      const gate = await startTcpGate(nats.port);
+      const proc = spawnServer(
+        {
+          LOCUS_STORE: storeUrl,
+          LOCUS_BUS: `nats://127.0.0.1:${gate.port}`,
+          LOCUS_ADMIN_TOKEN: adminToken,
+          LOCUS_JWT_SECRET: testSecret,
+          LOCUS_LOG_LEVEL: 'info',
+        },
+        { killAfterMs: 600_000 },
+      );
+      const { httpUrl } = await listening(proc);
+      return { name, proc, gate, httpUrl };
+    }
+
+    before(async () => {
+      nats = await startNatsServer();
+      dir = mkdtempSync(join(tmpdir(), 'locus-bus-repair-'));
+      const storeUrl = store.url ?? `sqlite:${join(dir, 'shared.db')}`;
+      A = await startNode('A', storeUrl);
+      B = await startNode('B', storeUrl);
+      token = await signToken({ sub: 'bus-repair' });
+    });
+
+    after(async () => {
+      await Promise.all(wires.map((w) => w.close()));
+      for (const node of [A, B]) {
+        node?.proc.cleanup();
+        await node?.gate.close();
+      }
+      await nats?.stop();
+      rmSync(dir, { recursive: true, force: true });
+      await store.cleanup();
+    });
+
+    /** How many log lines with this message a process has written. */
+    const logged = (node: Node, msg: string): number => node.proc.logLines().filter((line) => line.msg === msg).length;
+
+    async function untilLogged(node: Node, msg: string, count: number, timeoutMs: number): Promise<void> {
+      const deadline = Date.now() + timeoutMs;
+      while (logged(node, msg) < count) {
+        if (Date.now() > deadline) assert.fail(`${node.name} did not log "${msg}" (${count} times) within ${timeoutMs} ms:\n${node.proc.stdout().slice(-4000)}`);
+        await sleep(20);
+      }
+    }
+
+    async function v1(node: Node, messages: Msg[]): Promise<Json[]> {
+      const res = await postActions(node.httpUrl, token, messages);
+      assert.equal(res.status, 200, res.text);
+      for (const reply of res.json as Json[]) assertSuc(reply);
+      return res.json as Json[];
+    }
+
+    /** Every object of the realm as the store holds it: the ids `obj lis` lists, each one's record as `obj rea` reads it (through A). */
+    async function stored(realm: string): Promise<Map<string, Json>> {
+      const [list] = await v1(A, [{ typ: 'obj', act: 'lis', rea: realm, dat: {} }]);
+      const ids = Object.keys(list.dat as Record<string, Json>).sort();
+      if (ids.length === 0) return new Map();
+      const reads = await v1(A, ids.map((id) => ({ typ: 'obj', act: 'rea', id, rea: realm })));
+      return new Map(ids.map((id, i) => [id, reads[i].dat]));
+    }
+
+    async function storedAreas(realm: string): Promise<string[]> {
+      const [reply] = await v1(A, [{ typ: 'are', act: 'lis', rea: realm, dat: {} }]);
+      return Object.keys(reply.dat as Record<string, Json>).sort();
+    }
+
+    function inCircle(records: Map<string, Json>): Map<string, Json> {
+      return new Map([...records].filter(([, r]) => r.loc !== undefined && metres(centre.lon, centre.lat, r.loc.lon, r.loc.lat) <= radius));
+    }
+
+    const place = (realm: string, id: string, lon: number, lat: number, dat: Record<string, unknown> = {}): Msg => ({
+      typ: 'obj',
+      act: 'cre',
+      id,
+      rea: realm,
+      loc: { lon, lat },
+      dat,
+    });
+    const rectangle = (realm: string, id: string, west: number, south: number, east: number, north: number): Msg => ({
+      typ: 'are',
+      act: 'cre',
+      id,
+      rea: realm,
+      lab: id,
+      sty: 'rec',
+      sha: { x1: west, y1: south, x2: east, y2: north },
+    });
+
+    function scenario(first: 'A' | 'B'): () => Promise<void> {
+      return async () => {
+        const realm = uniqueId('repair');
+        const created = await call(A.httpUrl, 'PUT', `/admin/v1/realm/${realm}`, { token: adminToken });
+        assert.equal(created.status, 200, created.text);
+
+        // Before: an area, objects to keep, update and delete, all inside the circle.
+        await v1(A, [
+          rectangle(realm, 'north', 9.9, 50.1, 10.1, 50.2),
+          ...['keep', 'upd', 'del'].flatMap((kind, k) => [1, 2, 3].map((i) => place(realm, `${kind}-${i}`, 10 + k * 0.01, 50 + i * 0.01, { n: i }))),
+        ]);
+        // B writes too, so that its geofencing holds the realm's areas before the outage.
+        await v1(B, [place(realm, 'walker', 10, 49.9)]);
+
+        const b = await connectWire(B.httpUrl, token);
+        wires.push(b);
+        assertSuc(await b.request({ typ: 'sub', act: 'cre', id: 'all', rea: realm, dat: { typ: 'obj', sty: 'rea', exe: true } }));
+        assertSuc(await b.request({ typ: 'sub', act: 'cre', id: 'near', rea: realm, dat: { typ: 'obj', sty: 'cir', sha: { cx: centre.lon, cy: centre.lat, r: radius }, exe: true } }));
+        assertSuc(await b.request({ typ: 'sub', act: 'cre', id: 'areas', rea: realm, dat: { typ: 'are', sty: 'rea', exe: true } }));
+        assertSuc(await b.request({ typ: 'sub', act: 'sub', rea: realm }));
+        const views = (): { all: Map<string, Json>; near: Map<string, Json>; areas: string[] } => ({
+          all: applyObjectPushes(b.pushesOf('all')),
+          near: applyObjectPushes(b.pushesOf('near')),
+          areas: [...applyAreaPushes(b.pushesOf('areas')).keys()].sort(),
+        });
+        const converged = async (): Promise<boolean> => {
+          const [objects, areas] = [await stored(realm), await storedAreas(realm)];
+          const view = views();
+          return (
+            JSON.stringify(essences(view.all)) === JSON.stringify(essences(objects)) &&
+            JSON.stringify(essences(view.near)) === JSON.stringify(essences(inCircle(objects))) &&
+            JSON.stringify(view.areas) === JSON.stringify(areas)
+          );
+        };
+        const untilConverged = async (timeoutMs: number, what: string): Promise<number> => {
+          const started = Date.now();
+          while (!(await converged())) {
+            if (Date.now() - started > timeoutMs) {
+              const objects = await stored(realm);
+              const view = views();
+              assert.deepEqual(
+                { all: essences(view.all), near: essences(view.near), areas: view.areas },
+                { all: essences(objects), near: essences(inCircle(objects)), areas: await storedAreas(realm) },
+                `${what}: B's subscribers do not hold what the store holds after ${timeoutMs} ms`,
+              );
+            }
+            await sleep(25);
+          }
+          return Date.now() - started;
+        };
+        await untilConverged(5000, 'before the outage');
+
+        // The outage: the process that must come back last finds its gate shut.
+        const [early, late] = first === 'A' ? [A, B] : [B, A];
+        const down = 'event bus disconnected from NATS; reconnecting';
+        const resubscribed = 'event bus resubscribed after an outage; repairing from the store';
+        const downBefore = [logged(A, down), logged(B, down)];
+        const upBefore = [logged(A, resubscribed), logged(B, resubscribed)];
+        late.gate.shut();
+        await nats.kill();
+        await untilLogged(A, down, (downBefore[0] ?? 0) + 1, 10_000);
+        await untilLogged(B, down, (downBefore[1] ?? 0) + 1, 10_000);
+
+        // Writes through A while nats-server is away: creates, updates (one leaves the circle), deletes, a new area.
+        await v1(A, [
+          ...[1, 2, 3].map((i) => place(realm, `new-${i}`, 10.05, 50 + i * 0.01, { n: i, born: 'outage' })),
+          { typ: 'obj', act: 'upd', id: 'upd-1', rea: realm, loc: { lon: 11, lat: 50 }, dat: { n: 10 } },
+          { typ: 'obj', act: 'upd', id: 'upd-2', rea: realm, dat: { n: 20, note: 'changed' } },
+          { typ: 'obj', act: 'upd', id: 'upd-3', rea: realm, loc: { lon: 10.02, lat: 50.05 } },
+          ...[1, 2, 3].map((i) => ({ typ: 'obj', act: 'del', id: `del-${i}`, rea: realm })),
+          rectangle(realm, 'fresh', 9.95, 49.85, 10.05, 49.88),
+        ]);
+
+        await nats.restart();
+        const earlyIndex = early === A ? 0 : 1;
+        await untilLogged(early, resubscribed, (upBefore[earlyIndex] ?? 0) + 1, 15_000);
+        // What A buffered has gone out by now (before its resubscription was confirmed).
+        await sleep(300);
+        late.gate.open();
+        const opened = Date.now();
+        await untilLogged(late, resubscribed, (upBefore[1 - earlyIndex] ?? 0) + 1, 15_000);
+        const reconnectMs = Date.now() - opened;
+        const convergedMs = await untilConverged(10_000, `${first} reconnecting first`);
+        process.stderr.write(`bus repair (${storeName}, ${first} first): ${late.name} reconnected ${reconnectMs} ms after its gate opened; B converged ${convergedMs} ms after that\n`);
+
+        // The new area drives B's geofencing: an object moved into it through B enters it.
+        const events = (): Json[] => b.unsolicited.map((r) => r.el).filter((el) => el.typ === 'evt');
+        await v1(B, [{ typ: 'obj', act: 'upd', id: 'walker', rea: realm, loc: { lon: 10, lat: 49.86 } }]);
+        await b.until(() => events().some((e) => e.act === 'ent' && e.dat?.object === 'walker' && e.dat?.area === 'fresh'), 5000, 'walker entering the new area (geofenced by B)');
+        await untilConverged(5000, 'after the walker entered the new area');
+        await b.close();
+      };
+    }
+
+    it('A reconnects first and flushes what it buffered before B is back: B repairs from the store', scenario('A'));
+    it('B reconnects first and receives what A flushes later: B holds the store too', scenario('B'));
+  });
+}
+
+busSuite('SQLite (one file, two processes)', () => ({ url: null, cleanup: () => Promise.resolve() }));
+const mongoUri = process.env.LOCUS_TEST_MONGODB_URI;
+if (mongoUri !== undefined && mongoUri !== '') busSuite('MongoDB', () => mongoTestStore(mongoUri));
