@@ -82,6 +82,9 @@ function busSuite(storeName: string, openStore: () => TestStore): void {
           LOCUS_ADMIN_TOKEN: adminToken,
           LOCUS_JWT_SECRET: testSecret,
           LOCUS_LOG_LEVEL: 'info',
+          // The scale test writes thousands of objects with one token.
+          LOCUS_RATE_LIMIT: '1000000',
+          LOCUS_RATE_BURST: '1000000',
         },
         { killAfterMs: 600_000 },
       );
@@ -163,6 +166,33 @@ function busSuite(storeName: string, openStore: () => TestStore): void {
       sha: { x1: west, y1: south, x2: east, y2: north },
     });
 
+    const down = 'event bus disconnected from NATS; reconnecting';
+    const resubscribed = 'event bus resubscribed after an outage; repairing from the store';
+    const repaired = 'live subscriptions read again from the store after a bus outage';
+
+    /**
+     * Kills nats-server, runs `during`, restarts it; `first` reconnects, then the other (its gate
+     * was shut). Resolves once the late one has its subscriptions back on the server.
+     */
+    async function outage(first: 'A' | 'B', during: () => Promise<void>): Promise<{ late: Node; reconnectMs: number }> {
+      const [early, late] = first === 'A' ? [A, B] : [B, A];
+      const downBefore = [logged(A, down), logged(B, down)];
+      const upBefore = [logged(early, resubscribed), logged(late, resubscribed)];
+      late.gate.shut();
+      await nats.kill();
+      await untilLogged(A, down, (downBefore[0] ?? 0) + 1, 10_000);
+      await untilLogged(B, down, (downBefore[1] ?? 0) + 1, 10_000);
+      await during();
+      await nats.restart();
+      await untilLogged(early, resubscribed, (upBefore[0] ?? 0) + 1, 15_000);
+      // What the early one buffered has gone out by now (before its resubscription was confirmed).
+      await sleep(300);
+      late.gate.open();
+      const opened = Date.now();
+      await untilLogged(late, resubscribed, (upBefore[1] ?? 0) + 1, 15_000);
+      return { late, reconnectMs: Date.now() - opened };
+    }
+
     function scenario(first: 'A' | 'B'): () => Promise<void> {
       return async () => {
         const realm = uniqueId('repair');
@@ -215,36 +245,17 @@ function busSuite(storeName: string, openStore: () => TestStore): void {
         };
         await untilConverged(5000, 'before the outage');
 
-        // The outage: the process that must come back last finds its gate shut.
-        const [early, late] = first === 'A' ? [A, B] : [B, A];
-        const down = 'event bus disconnected from NATS; reconnecting';
-        const resubscribed = 'event bus resubscribed after an outage; repairing from the store';
-        const downBefore = [logged(A, down), logged(B, down)];
-        const upBefore = [logged(A, resubscribed), logged(B, resubscribed)];
-        late.gate.shut();
-        await nats.kill();
-        await untilLogged(A, down, (downBefore[0] ?? 0) + 1, 10_000);
-        await untilLogged(B, down, (downBefore[1] ?? 0) + 1, 10_000);
-
         // Writes through A while nats-server is away: creates, updates (one leaves the circle), deletes, a new area.
-        await v1(A, [
+        const { late, reconnectMs } = await outage(first, async () => {
+          await v1(A, [
           ...[1, 2, 3].map((i) => place(realm, `new-${i}`, 10.05, 50 + i * 0.01, { n: i, born: 'outage' })),
           { typ: 'obj', act: 'upd', id: 'upd-1', rea: realm, loc: { lon: 11, lat: 50 }, dat: { n: 10 } },
           { typ: 'obj', act: 'upd', id: 'upd-2', rea: realm, dat: { n: 20, note: 'changed' } },
           { typ: 'obj', act: 'upd', id: 'upd-3', rea: realm, loc: { lon: 10.02, lat: 50.05 } },
           ...[1, 2, 3].map((i) => ({ typ: 'obj', act: 'del', id: `del-${i}`, rea: realm })),
           rectangle(realm, 'fresh', 9.95, 49.85, 10.05, 49.88),
-        ]);
-
-        await nats.restart();
-        const earlyIndex = early === A ? 0 : 1;
-        await untilLogged(early, resubscribed, (upBefore[earlyIndex] ?? 0) + 1, 15_000);
-        // What A buffered has gone out by now (before its resubscription was confirmed).
-        await sleep(300);
-        late.gate.open();
-        const opened = Date.now();
-        await untilLogged(late, resubscribed, (upBefore[1 - earlyIndex] ?? 0) + 1, 15_000);
-        const reconnectMs = Date.now() - opened;
+          ]);
+        });
         const convergedMs = await untilConverged(10_000, `${first} reconnecting first`);
         process.stderr.write(`bus repair (${storeName}, ${first} first): ${late.name} reconnected ${reconnectMs} ms after its gate opened; B converged ${convergedMs} ms after that\n`);
 
@@ -259,6 +270,76 @@ function busSuite(storeName: string, openStore: () => TestStore): void {
 
     it('A reconnects first and flushes what it buffered before B is back: B repairs from the store', scenario('A'));
     it('B reconnects first and receives what A flushes later: B holds the store too', scenario('B'));
+
+    it('at scale: thousands of writes through A during the outage, three connections of five subscriptions each on B converge', async () => {
+      const realm = uniqueId('repair-scale');
+      const created = await call(A.httpUrl, 'PUT', `/admin/v1/realm/${realm}`, { token: adminToken });
+      assert.equal(created.status, 200, created.text);
+      const side = 60;
+      const at = (i: number, shift = 0): { lon: number; lat: number } => ({ lon: 10 + ((i % side) + shift) * 0.002, lat: 50 + Math.floor(i / side) * 0.002 });
+      const writeAll = async (messages: Msg[]): Promise<void> => {
+        for (let k = 0; k < messages.length; k += 1000) await v1(A, messages.slice(k, k + 1000));
+      };
+      const initial = 3000;
+      await writeAll(Array.from({ length: initial }, (_, i) => ({ typ: 'obj', act: 'cre', id: `o-${i}`, rea: realm, loc: at(i), dat: { n: 0 } })));
+      // Five subscriptions per connection: the whole realm, three circles, the areas.
+      const circles = [0, 1, 2].map((c) => ({ cx: 10 + 0.02 + c * 0.03, cy: 50 + 0.02 + c * 0.03, r: 2500 }));
+      const connections: HivekitWire[] = [];
+      for (let w = 0; w < 3; w++) {
+        const wire = await connectWire(B.httpUrl, token);
+        wires.push(wire);
+        connections.push(wire);
+        assertSuc(await wire.request({ typ: 'sub', act: 'cre', id: 'all', rea: realm, dat: { typ: 'obj', sty: 'rea', exe: true } }, 10_000));
+        for (const [c, sha] of circles.entries()) assertSuc(await wire.request({ typ: 'sub', act: 'cre', id: `c${c}`, rea: realm, dat: { typ: 'obj', sty: 'cir', sha, exe: true } }, 10_000));
+        assertSuc(await wire.request({ typ: 'sub', act: 'cre', id: 'areas', rea: realm, dat: { typ: 'are', sty: 'rea', exe: true } }));
+      }
+      /** id → data `n` per subscription, as the store answers (`obj lis` with the same shape) and as each client holds it. */
+      const storeView = async (): Promise<Record<string, string>> => {
+        const out: Record<string, string> = {};
+        for (const [sub, sha] of [['all', undefined], ...circles.map((c, i) => [`c${i}`, c] as const)] as const) {
+          const [reply] = await v1(A, [{ typ: 'obj', act: 'lis', rea: realm, dat: { fie: ['n'], ...(sha === undefined ? {} : { sha }) } }]);
+          out[sub] = JSON.stringify(Object.entries(reply.dat as Record<string, Json>).map(([id, e]) => [id, e.dat?.n]).sort());
+        }
+        out.areas = JSON.stringify(await storedAreas(realm));
+        return out;
+      };
+      const clientView = (wire: HivekitWire): Record<string, string> => {
+        const out: Record<string, string> = {};
+        for (const sub of ['all', 'c0', 'c1', 'c2']) {
+          out[sub] = JSON.stringify([...applyObjectPushes(wire.pushesOf(sub))].map(([id, r]) => [id, r.dat?.n]).sort());
+        }
+        out.areas = JSON.stringify([...applyAreaPushes(wire.pushesOf('areas')).keys()].sort());
+        return out;
+      };
+      const untilSame = async (timeoutMs: number, what: string): Promise<number> => {
+        const started = Date.now();
+        for (;;) {
+          const expected = await storeView();
+          if (connections.every((wire) => JSON.stringify(clientView(wire)) === JSON.stringify(expected))) return Date.now() - started;
+          if (Date.now() - started > timeoutMs) assert.deepEqual(connections.map(clientView), connections.map(() => expected), `${what}: B's subscribers differ from the store`);
+          await sleep(50);
+        }
+      };
+      await untilSame(20_000, 'before the outage');
+
+      const repairsBefore = logged(B, repaired);
+      const { reconnectMs } = await outage('A', async () => {
+        await writeAll([
+          ...Array.from({ length: 1000 }, (_, i) => ({ typ: 'obj', act: 'cre', id: `new-${i}`, rea: realm, loc: at(i, 7), dat: { n: 1 } })),
+          ...Array.from({ length: 1500 }, (_, i) => ({ typ: 'obj', act: 'upd', id: `o-${i * 2}`, rea: realm, loc: at(i * 2, 3), dat: { n: 2 } })),
+          ...Array.from({ length: 1000 }, (_, i) => ({ typ: 'obj', act: 'del', id: `o-${i * 2 + 1}`, rea: realm })),
+          rectangle(realm, 'fresh', 9.95, 49.85, 10.05, 49.88),
+        ]);
+      });
+      const convergedMs = await untilSame(20_000, 'after the outage');
+      await untilLogged(B, repaired, repairsBefore + 1, 5000);
+      const line = B.proc.logLines().filter((l) => l.msg === repaired).at(-1);
+      process.stderr.write(
+        `bus repair at scale (${storeName}): ${initial} objects, 3,500 writes during the outage; B reconnected ${reconnectMs} ms after its gate opened; ` +
+          `B re-read ${String(line?.subscriptions)} subscriptions in ${String(line?.ms)} ms; every client held the store ${convergedMs} ms after B's resubscription\n`,
+      );
+      await Promise.all(connections.map((wire) => wire.close()));
+    });
   });
 }
 
