@@ -81,7 +81,7 @@ export interface LiveOptions extends OptionLimits {
   cycleMs?: number;
 }
 
-/** Store reads a resync runs at most at once (per level: realms, then each realm's subscriptions). */
+/** Store reads a resync runs at most at once (realms checked first, then the subscriptions read). */
 const resyncConcurrency = 8;
 
 /** Runs every task, at most `limit` at once; a task that fails is reported and the others go on. */
@@ -498,33 +498,35 @@ export class LiveSubscriptions {
   }
 
   private async resyncAll(): Promise<number> {
-    const tasks: (() => Promise<void>)[] = [];
+    const realmChecks: (() => Promise<void>)[] = [];
+    /** Object and area subscriptions of the realms that still exist, read again once every realm is checked. */
+    const reads: (() => Promise<void>)[] = [];
     let count = 0;
     for (const live of this.realms.values()) {
       count += live.objects.size + live.areaSubs.size;
-      tasks.push(() => this.resyncRealm(live));
+      realmChecks.push(() => this.checkRealm(live, reads));
     }
     for (const tenant of this.tenants.values()) {
       for (const [key, subs] of tenant.data) {
         count += subs.size;
-        tasks.push(() => this.resyncRealmData(key, subs));
+        realmChecks.push(() => this.resyncRealmData(key, subs));
       }
     }
-    await runAll(tasks, resyncConcurrency, this.onError);
+    await runAll(realmChecks, resyncConcurrency, this.onError);
+    await runAll(reads, resyncConcurrency, this.onError);
     return count;
   }
 
-  /** One realm's object and area subscriptions: all end if the realm is gone, else each is read again. */
-  private async resyncRealm(live: RealmLive): Promise<void> {
+  /** One realm's object and area subscriptions: all end if the realm is gone, else each is queued in `reads`. */
+  private async checkRealm(live: RealmLive, reads: (() => Promise<void>)[]): Promise<void> {
     const realm = await this.deps.realms.get(live.key);
     if (this.realms.get(live.key) !== live) return;
     if (realm === null) {
       this.dropRealm(live);
       return;
     }
-    const tasks = live.objects.subscriptions().map((sub) => () => live.objects.resync(sub));
-    if (live.areaSubs.size > 0) tasks.push(() => live.resyncAreas());
-    await runAll(tasks, resyncConcurrency, this.onError);
+    for (const sub of live.objects.subscriptions()) reads.push(() => live.objects.resync(sub));
+    if (live.areaSubs.size > 0) reads.push(() => live.resyncAreas());
   }
 
   /** Realm data subscriptions of one realm: they end if it is gone, else push it if it differs. */
