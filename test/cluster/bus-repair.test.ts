@@ -271,7 +271,13 @@ function busSuite(storeName: string, openStore: () => TestStore): void {
     it('A reconnects first and flushes what it buffered before B is back: B repairs from the store', scenario('A'));
     it('B reconnects first and receives what A flushes later: B holds the store too', scenario('B'));
 
-    it('at scale: thousands of writes through A during the outage, three connections of five subscriptions each on B converge', async () => {
+    /**
+     * Thousands of writes through A during the outage, three connections of five subscriptions
+     * each on B. `stream`: ingest also goes on throughout, about 500 moves a second through A,
+     * from before the outage until a second after B is back (then no figure is taken: pushes of
+     * the stream and of the repair mix).
+     */
+    async function atScale(stream: boolean): Promise<void> {
       const realm = uniqueId('repair-scale');
       const created = await call(A.httpUrl, 'PUT', `/admin/v1/realm/${realm}`, { token: adminToken });
       assert.equal(created.status, 200, created.text);
@@ -322,6 +328,21 @@ function busSuite(storeName: string, openStore: () => TestStore): void {
       };
       await untilSame(20_000, 'before the outage');
 
+      // Ingest goes on throughout, as in the field: about 500 moves a second through A, from
+      // before the outage until a second after B is back.
+      let writing = stream;
+      let streamed = 0;
+      const streaming = (async (): Promise<void> => {
+        while (writing) {
+          const batch = Array.from({ length: 10 }, (_, k) => {
+            const i = ((streamed + k) * 7) % initial;
+            return { typ: 'obj', act: 'upd', id: `o-${i - (i % 2)}`, rea: realm, loc: at(i - (i % 2), (streamed % 5) + 1), dat: { n: 100 + streamed + k } };
+          });
+          streamed += batch.length;
+          await v1(A, batch);
+          await sleep(20);
+        }
+      })();
       const repairsBefore = logged(B, repaired);
       const { reconnectMs } = await outage('A', async () => {
         await writeAll([
@@ -331,19 +352,29 @@ function busSuite(storeName: string, openStore: () => TestStore): void {
           rectangle(realm, 'fresh', 9.95, 49.85, 10.05, 49.88),
         ]);
       });
+      if (stream) await sleep(1000);
+      writing = false;
+      await streaming;
       const convergedMs = await untilSame(20_000, 'after the outage');
       await untilLogged(B, repaired, repairsBefore + 1, 5000);
       const line = B.proc.logLines().filter((l) => l.msg === repaired).at(-1);
-      // Client side: the last push that reached a client after B's resubscription (the same host's clock).
-      const since = Number(B.proc.logLines().filter((l) => l.msg === resubscribed).at(-1)?.time);
-      const lastPush = Math.max(...connections.flatMap((wire) => wire.pushes.map((r) => r.at)));
-      process.stderr.write(
-        `bus repair at scale (${storeName}): ${initial} objects, 3,500 writes during the outage; B reconnected ${reconnectMs} ms after its gate opened; ` +
-          `B re-read ${String(line?.subscriptions)} subscriptions in ${String(line?.ms)} ms; the last repair push reached its client ${lastPush - since} ms after B's resubscription; ` +
-          `the test saw every client hold the store ${convergedMs} ms after it (its own polling included)\n`,
-      );
+      if (stream) {
+        process.stderr.write(`bus repair with ingest throughout (${storeName}): ${streamed} moves streamed; B re-read ${String(line?.subscriptions)} subscriptions in ${String(line?.ms)} ms; every client held the store ${convergedMs} ms after the stream stopped\n`);
+      } else {
+        // Client side: the last push that reached a client after B's resubscription (the same host's clock).
+        const since = Number(B.proc.logLines().filter((l) => l.msg === resubscribed).at(-1)?.time);
+        const lastPush = Math.max(...connections.flatMap((wire) => wire.pushes.map((r) => r.at)));
+        process.stderr.write(
+          `bus repair at scale (${storeName}): ${initial} objects, 3,500 writes during the outage; B reconnected ${reconnectMs} ms after its gate opened; ` +
+            `B re-read ${String(line?.subscriptions)} subscriptions in ${String(line?.ms)} ms; the last repair push reached its client ${lastPush - since} ms after B's resubscription; ` +
+            `the test saw every client hold the store ${convergedMs} ms after it (its own polling included)\n`,
+        );
+      }
       await Promise.all(connections.map((wire) => wire.close()));
-    });
+    }
+
+    it('at scale: thousands of writes through A during the outage, three connections of five subscriptions each on B converge', () => atScale(false));
+    it('with ingest throughout (about 500 moves a second through A, during the outage, the reconnects and the repair), B converges once it stops', () => atScale(true));
   });
 }
 
