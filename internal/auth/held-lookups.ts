@@ -71,6 +71,12 @@ export class HeldLookup<T extends object> {
     for (const [key, entry] of this.held) if (drop.where(entry.record)) this.held.delete(key);
   }
 
+  /** Drops every entry (the bus may have lost control messages). */
+  dropAll(): void {
+    this.epoch++;
+    this.held.clear();
+  }
+
   /** Entries held (for tests and diagnostics). */
   get size(): number {
     return this.held.size;

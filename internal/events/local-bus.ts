@@ -112,6 +112,11 @@ export class LocalEventBus implements EventBus {
     return { unsubscribe: () => undefined };
   }
 
+  /** One process, nothing lost: never called. */
+  onResync(_listener: () => void): BusSubscription {
+    return { unsubscribe: () => undefined };
+  }
+
   health(): BusHealth {
     return { ok: true, detail: 'local' };
   }

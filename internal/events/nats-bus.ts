@@ -10,6 +10,7 @@
  *   locus.tenant.<tenant>.realm       a realm of the tenant was created, changed or deleted
  *   locus.ctl.<kind>                  control messages (cache invalidation), every process
  *   locus.presence                    presence claims and leases of every process
+ *   locus.resync                      a process reconnected after an outage (below)
  * `<realm>` and `<tenant>` are port.ts realmToken()s (percent-encoded, one subject token).
  *
  * Interest: a process subscribes to `locus.<realm>.>` only while it has a local handler of
@@ -27,6 +28,14 @@
  * (`maxBufferedBytes`) and sent, in order, on reconnect; past the bound they are dropped,
  * counted and logged once per outage. Presence messages are never buffered (they are
  * state, resent every heartbeat). `health()` tells the outage (readiness detail).
+ *
+ * Repair (`onResync`): NATS is at most once, so a reconnect tells this process's listeners
+ * to re-read what they hold from the store, once the server has its subscriptions again (a
+ * ping answered after the client re-sent them): from then on every message reaches it, so a
+ * read that starts then misses nothing. The others may have missed what this process sent
+ * (buffered messages flushed before they were back, drops, or messages lost in the socket
+ * of a server that died): after its buffer it sends `locus.resync`, and every process that
+ * receives it repairs the same way.
  *
  * Tracing (only when `tracing` is given): a message sent carries the trace context of its
  * publish in its headers (W3C `traceparent`), and a realm's or tenant's message received is
@@ -94,6 +103,7 @@ const tokenCacheSize = 10_000;
 
 const controlPrefix = 'locus.ctl.';
 const presenceSubject = 'locus.presence';
+const resyncSubject = 'locus.resync';
 
 interface Interest {
   count: number;
@@ -140,6 +150,7 @@ export class NatsBus implements EventBus {
   private readonly realms = new Map<string, Interest>();
   private readonly tenants = new Map<string, Interest>();
   private readonly presenceHandlers = new Set<(message: PresenceMessage) => void>();
+  private readonly resyncListeners = new Set<() => void>();
   private readonly tokens = new Map<string, string>();
   /** Messages kept while disconnected, sent in order on reconnect; drops counted. */
   private readonly outage: OutageBuffer;
@@ -162,6 +173,7 @@ export class NatsBus implements EventBus {
     this.outage = new OutageBuffer(options.maxBufferedBytes ?? 16 * 1024 * 1024);
     nc.subscribe(`${controlPrefix}>`, { callback: (err, msg) => this.onControl(err, msg) });
     nc.subscribe(presenceSubject, { callback: (err, msg) => this.onPresence(err, msg) });
+    nc.subscribe(resyncSubject, { callback: (err, msg) => this.onRemoteResync(err, msg) });
     void this.watchStatus();
   }
 
@@ -218,6 +230,11 @@ export class NatsBus implements EventBus {
   subscribePresence(handler: (message: PresenceMessage) => void): BusSubscription {
     this.presenceHandlers.add(handler);
     return { unsubscribe: () => this.presenceHandlers.delete(handler) };
+  }
+
+  onResync(listener: () => void): BusSubscription {
+    this.resyncListeners.add(listener);
+    return { unsubscribe: () => this.resyncListeners.delete(listener) };
   }
 
   /** Resolves once the server has every subscription and message sent so far (tests; start-up). */
@@ -366,8 +383,40 @@ export class NatsBus implements EventBus {
           'event bus reconnected to NATS',
         );
         this.downSince = null;
+        void this.resubscribed();
       } else if (status.type === Events.Error) {
         this.log.warn({ err: status.data }, 'event bus: NATS reported an error');
+      }
+    }
+  }
+
+  /** After a reconnect: repair here once the server has the subscriptions, and ask the others to. */
+  private async resubscribed(): Promise<void> {
+    try {
+      await this.nc.flush();
+    } catch {
+      // Down again (or closing): the next reconnect repairs.
+      return;
+    }
+    if (this.closing || !this.connected) return;
+    this.send(resyncSubject, JSON.stringify({ process: this.options.name ?? 'locus' }));
+    this.log.info({}, 'event bus resubscribed after an outage; repairing from the store');
+    this.resync();
+  }
+
+  private onRemoteResync(err: Error | null, msg: Msg): void {
+    if (err !== null) return this.onError(err);
+    const from = this.parse<{ process?: unknown }>(msg)?.process;
+    this.log.info({ process: typeof from === 'string' ? from.slice(0, 256) : null }, 'event bus: another process reconnected to NATS; repairing from the store');
+    this.resync();
+  }
+
+  private resync(): void {
+    for (const listener of [...this.resyncListeners]) {
+      try {
+        listener();
+      } catch (err) {
+        this.onError(err);
       }
     }
   }

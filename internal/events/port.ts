@@ -82,6 +82,15 @@ export interface EventBus {
   publishPresence(message: PresenceMessage): void;
   /** Receives the other processes' presence claims. */
   subscribePresence(handler: (message: PresenceMessage) => void): BusSubscription;
+  /**
+   * Hears when messages meant for this process may have been lost (the bus is at most once):
+   * its connection came back after an outage and its subscriptions are on the server again,
+   * or another process's came back (what that one sent meanwhile may have missed this one).
+   * From the moment a listener is called, every message published reaches this process
+   * again, so a listener that re-reads the store then misses nothing (level-based repair).
+   * The local bus never calls it: it loses nothing.
+   */
+  onResync(listener: () => void): BusSubscription;
   /** Whether the bus reaches the other processes now; the local bus always does. */
   health(): BusHealth;
   /** Delivers what is queued, then stops. */

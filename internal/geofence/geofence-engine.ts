@@ -19,7 +19,8 @@
  *
  * The index is told when to go, not guessed: a control message `areas.changed` (or
  * `realm.changed`: the realm may have been deleted and made again) from any process drops the
- * realm's index, and the next change loads it again; a load under way starts over.
+ * realm's index, and the next change loads it again; a load under way starts over. When the
+ * bus may have lost such messages (a reconnect after an outage), every realm's index goes.
  */
 import type { Area, AreaChange, Location, ObjectChange } from '../domain/types.js';
 import type { ControlMessage, LocusEvent } from '../domain/events.js';
@@ -124,16 +125,25 @@ export class GeofenceEngine implements ChangeListener {
   /** A control message: drops the index of the realm whose areas (or the realm itself) changed. */
   hear(message: ControlMessage): void {
     if (message.kind !== 'areas.changed' && message.kind !== 'realm.changed') return;
-    const state = this.realms.get(message.realm);
+    this.drop(message.realm);
+  }
+
+  /** Drops every realm's index: `areas.changed` messages may have been lost. */
+  dropAll(): void {
+    for (const realm of [...this.realms.keys()]) this.drop(realm);
+  }
+
+  private drop(realm: string): void {
+    const state = this.realms.get(realm);
     if (state === undefined) return;
     if (state.status === 'ready') {
-      this.realms.delete(message.realm);
+      this.realms.delete(realm);
       return;
     }
     // A load under way may have read the areas before the change: start it over, with the same queue.
     const restarted: Loading = { status: 'loading', pending: state.pending };
-    this.realms.set(message.realm, restarted);
-    void this.load(message.realm, restarted);
+    this.realms.set(realm, restarted);
+    void this.load(realm, restarted);
   }
 
   /** Areas indexed for a realm (null: not loaded); for tests and diagnostics. */

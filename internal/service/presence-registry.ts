@@ -108,6 +108,16 @@ export class PresenceRegistry implements PresenceLookup {
     options.bus.publishPresence({ kind: 'hello', process: this.processId });
   }
 
+  /**
+   * The bus came back after an outage: the others may have let our lease lapse, and we theirs.
+   * Both sides send their claims now rather than at their next heartbeat.
+   */
+  resync(): void {
+    if (this.closed) return;
+    this.options.bus.publishPresence({ kind: 'hello', process: this.processId });
+    if (!this.sentEmpty) this.claimsChanged();
+  }
+
   /** Withdraws this process's claims from the others at once and stops the heartbeat (shutdown, before the bus closes). */
   close(): void {
     if (this.closed) return;

@@ -87,6 +87,12 @@ export class RealmService {
     if (message.kind === 'realm.changed') this.forget(message.realm);
   }
 
+  /** Drops every realm held (the bus may have lost `realm.changed` messages). */
+  dropAll(): void {
+    this.epoch++;
+    this.cache.clear();
+  }
+
   /** Drops the realm here and tells every process. */
   private changed(key: string): void {
     this.forget(key);

@@ -79,6 +79,20 @@ export function buildServices(
   const { rateLimit, rateBurst, authFailureRate, authFailureBurst } = config;
   const access = new Access(authenticator, realms, new RateLimiter(), { rateLimit, rateBurst, authFailureRate, authFailureBurst }, clock);
   const { maxBulk, maxPage, maxFilterConditions, maxVertices, maxFutureSkewS } = config;
+  const live = new LiveSubscriptions(
+    { bus, objects: store.objects, areas: store.areas, realms: store.realms, presence, onError: (err) => logger.error({ err }, 'subscription update failed') },
+    { maxVertices, maxConditions: maxFilterConditions },
+  );
+  // Level-based repair: when the bus may have lost messages, the caches have dropped what they
+  // hold (ControlChannel), and the live subscriptions are read again from the store.
+  bus.onResync(() => {
+    const started = Date.now();
+    presence.resync();
+    live.resync().then(
+      (subscriptions) => logger.info({ subscriptions, ms: Date.now() - started }, 'live subscriptions read again from the store after a bus outage'),
+      (err: unknown) => logger.error({ err }, 'live subscriptions could not be read again after a bus outage'),
+    );
+  });
   return {
     store,
     bus,
@@ -92,10 +106,7 @@ export function buildServices(
     objects: new ObjectService(store, clock, { maxBulk, maxPage, maxFilterConditions, maxVertices, maxFutureSkewS }, changes, presence),
     areas: new AreaService(store, { maxPage, maxVertices }, changes, control),
     subscriptions: new Subscriptions(bus),
-    live: new LiveSubscriptions(
-      { bus, objects: store.objects, areas: store.areas, presence, onError: (err) => logger.error({ err }, 'subscription update failed') },
-      { maxVertices, maxConditions: maxFilterConditions },
-    ),
+    live,
     tracing,
   };
 }

@@ -129,6 +129,27 @@ describe('presence across processes (NATS bus)', () => {
     assert.deepEqual(b.cst, ['a1 con']);
   });
 
+  it('after a bus outage (resync) a process says hello and sends its claims at once, not at the next heartbeat', async () => {
+    const a = await startProcess(10_000);
+    const b = await startProcess(10_000);
+    a.presence.connectionOpened(device(['a1']));
+    await eventually(() => b.presence.statusOf('fleet', 'a1') === 'con', 'B to see A\'s claim');
+    const heard: string[] = [];
+    const watcher = await openNatsBus({ servers: [server.url] });
+    try {
+      watcher.subscribePresence((message) => heard.push(`${message.process === a.presence.processId ? 'A' : 'B'} ${message.kind}`));
+      await watcher.flush();
+      a.presence.resync();
+      b.presence.resync();
+      // Each says hello; A has claims, so A's claims follow (each hello also asks A for them), B's (none) do not.
+      await eventually(() => heard.includes('A claims'), 'A\'s claims', 2_000);
+      await pause(200);
+      assert.deepEqual([...new Set(heard)].sort(), ['A claims', 'A hello', 'B hello']);
+    } finally {
+      await watcher.close();
+    }
+  });
+
   it('a clean shutdown withdraws the claims at once (long before the lease would run out)', async () => {
     const a = await startProcess(10_000);
     const b = await startProcess(10_000);

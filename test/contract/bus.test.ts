@@ -246,6 +246,48 @@ describe('nats bus', () => {
     }
   });
 
+  it('tells onResync listeners after a reconnect once the subscriptions are back on the server, and tells the processes that were back first', async () => {
+    // b comes back first; a later, after what it buffered (more than fits: some is dropped).
+    const a = await openNatsBus({ servers: [server.url], name: 'resync-a', ...slow, maxBufferedBytes: 2_000 });
+    const b = await openNatsBus({ servers: [server.url], name: 'resync-b', ...fast });
+    const local = new LocalEventBus();
+    try {
+      const remote = collect(b, 'resync');
+      const heard = { a: 0, b: 0, local: 0 };
+      // When b is told that a came back, a is connected: what it publishes then reaches b.
+      b.onResync(() => {
+        heard.b++;
+        if (heard.b === 2) a.publish('resync', [loc('resync', 'x', 1000)]);
+      });
+      a.onResync(() => heard.a++);
+      local.onResync(() => heard.local++);
+      const gone = a.onResync(() => assert.fail('an unsubscribed listener was told'));
+      gone.unsubscribe();
+      await a.flush();
+      await b.flush();
+
+      await server.kill();
+      await eventually(() => !a.health().ok && !b.health().ok, 'the outage');
+      for (let i = 0; i < 100; i++) a.publish('resync', [loc('resync', 'x', i)]);
+      await server.restart();
+      await eventually(() => heard.b === 1, 'b to be told once it is back', 10_000);
+      assert.equal(heard.a, 0, 'a is not back yet');
+      await eventually(() => heard.a === 1, 'a to be told once it is back', 10_000);
+      // a dropped messages (and b may have missed what a flushed): b is told again.
+      await eventually(() => heard.b === 2, 'b to be told that a came back', 10_000);
+      await eventually(() => remote.events.some((e) => numberOf(e) === 1000), 'what a sent after b was told', 10_000);
+      assert.equal(heard.local, 0, 'the local bus never tells');
+      // Nothing more without another outage.
+      await a.flush();
+      await b.flush();
+      assert.deepEqual(heard, { a: 1, b: 2, local: 0 });
+    } finally {
+      await a.close();
+      await b.close();
+      await local.close();
+    }
+  });
+
   it('drops (counts) what does not fit the outage buffer, and never throws', async () => {
     const a = await openNatsBus({ servers: [server.url], ...slow, maxBufferedBytes: 2_000 });
     const b = await openNatsBus({ servers: [server.url], ...fast });

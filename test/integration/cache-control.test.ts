@@ -3,7 +3,8 @@
  * SQLite store. A realm, token, signing key or area changed through stack A is seen by stack
  * B once the control message has reached it over the shared bus; a stack that the message
  * never reaches (its own bus) keeps serving its held entry, which proves the cache is used,
- * until the hold time (HOLD_MS) runs out.
+ * until the hold time (HOLD_MS) runs out, or until its bus says messages may have been lost
+ * (a reconnect after an outage): then every cache drops everything.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
@@ -22,6 +23,18 @@ import { ObjectService } from '../../internal/service/objects.js';
 import { RealmService } from '../../internal/service/realms.js';
 import { TenantService } from '../../internal/service/tenants.js';
 import { openSqliteStore } from '../../internal/store/sqlite/sqlite-store.js';
+
+/** A local bus that can say it may have lost messages (as the NATS bus does after a reconnect). */
+class ResyncingBus extends LocalEventBus {
+  private readonly listeners = new Set<() => void>();
+  override onResync(listener: () => void): { unsubscribe(): void } {
+    this.listeners.add(listener);
+    return { unsubscribe: () => this.listeners.delete(listener) };
+  }
+  resync(): void {
+    for (const listener of this.listeners) listener();
+  }
+}
 
 /** Lets the local bus deliver what is queued (it delivers in the next turn). */
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -48,7 +61,7 @@ function stack(store: ReturnType<typeof openSqliteStore>, bus: LocalEventBus, cl
 describe('caches told through control messages', () => {
   const store = openSqliteStore(':memory:');
   const shared = new LocalEventBus();
-  const deafBus = new LocalEventBus();
+  const deafBus = new ResyncingBus();
   let now = start;
   const clock = (): number => now;
   const a = stack(store, shared, clock);
@@ -147,5 +160,36 @@ describe('caches told through control messages', () => {
     assert.deepEqual(onShared, ['car-b>depot']);
     assert.deepEqual(onDeaf, [], 'never told: the deaf stack used its index without the area');
     assert.equal(deaf.geofence.indexedAreas(realm.id), 0);
+  });
+
+  it('when the bus may have lost messages, every cache drops everything: the deaf stack sees the area, the revoked token, the changed realm', async () => {
+    now = start;
+    const realm = (await a.realms.findIn(defaultTenant, 'zones')) as Realm;
+    const seen: string[] = [];
+    deafBus.subscribe(realm.id, (message) => {
+      if (message.kind !== 'events') return;
+      for (const event of message.events as LocusEvent[]) if (event.kind === 'ent' || event.kind === 'exi') seen.push(`${event.kind} ${event.object}>${event.area}`);
+    });
+    const fix = (s: number, lon: number): { location: { longitude: number; latitude: number; time: string } } => ({
+      location: { longitude: lon, latitude: 0, time: new Date(start + s * 1000).toISOString() },
+    });
+    const issued = await a.realms.createToken(defaultTenant, 'zones', { scope: 'read' });
+    assert.equal((await deaf.auth.authenticate(issued.token)).realm, 'zones');
+    assert.equal((await deaf.realms.findIn(defaultTenant, 'zones'))?.settings.connectionTimeout, realm.settings.connectionTimeout);
+    await a.realms.revokeToken(defaultTenant, 'zones', issued.id);
+    await a.realms.put(defaultTenant, 'zones', { settings: { connectionTimeout: 77 } });
+    await turn();
+    assert.equal((await deaf.auth.authenticate(issued.token)).realm, 'zones', 'held: no message reached the deaf stack');
+    assert.notEqual((await deaf.realms.findIn(defaultTenant, 'zones'))?.settings.connectionTimeout, 77, 'held too');
+    assert.equal(deaf.geofence.indexedAreas(realm.id), 0, 'its index still lacks the depot');
+
+    deafBus.resync();
+    assert.equal(deaf.geofence.indexedAreas(realm.id), null, 'the index is dropped');
+    await assert.rejects(deaf.auth.authenticate(issued.token), { code: 'unauthorized' });
+    assert.equal((await deaf.realms.findIn(defaultTenant, 'zones'))?.settings.connectionTimeout, 77);
+    await deaf.objects.upsert(realm, 'car-d', fix(3, 10));
+    await deaf.objects.upsert(realm, 'car-d', fix(4, 0));
+    for (let i = 0; i < 5 && seen.length < 2; i++) await turn();
+    assert.deepEqual(seen, ['exi car-d>depot', 'ent car-d>depot'], 'the reloaded index holds the depot');
   });
 });

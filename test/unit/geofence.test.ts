@@ -63,6 +63,9 @@ class CapturingBus implements EventBus {
   subscribePresence(): BusSubscription {
     return { unsubscribe: () => undefined };
   }
+  onResync(): BusSubscription {
+    return { unsubscribe: () => undefined };
+  }
   health(): BusHealth {
     return { ok: true, detail: 'capturing' };
   }

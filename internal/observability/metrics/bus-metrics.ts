@@ -83,6 +83,10 @@ export class MeteredBus implements EventBus {
     return this.inner.subscribePresence(handler);
   }
 
+  onResync(listener: () => void): BusSubscription {
+    return this.inner.onResync(listener);
+  }
+
   health(): BusHealth {
     return this.inner.health();
   }

@@ -64,6 +64,7 @@ export function tracedBus(bus: EventBus, tracer: Tracer): EventBus {
     subscribeTenant: (tenant, handler) => bus.subscribeTenant(tenant, handler),
     subscribeControl: (handler) => bus.subscribeControl(handler),
     subscribePresence: (handler) => bus.subscribePresence(handler),
+    onResync: (listener) => bus.onResync(listener),
     health: () => bus.health(),
     close: () => bus.close(),
   };

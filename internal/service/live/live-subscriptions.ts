@@ -15,11 +15,20 @@
  * is pushed; a closed connection drops everything; a deleted realm drops its subscriptions
  * silently (compat 11 #31).
  *
+ * Repair (resync): the bus is at most once. When it says messages may have been lost (a
+ * reconnect after an outage: EventBus.onResync), every subscription here is read again from
+ * the store and the differences from what its client holds are pushed: objects as
+ * `cre`/`upd`/`del` (`dta`), areas as one `ful` set when any readable area differs, realm
+ * data as one `ful` record when it differs; the subscriptions of a realm deleted meanwhile
+ * end silently, as at a realm deletion. Realm events (`sys`) are events, not state: those
+ * sent during the outage are not replayed.
+ *
  * Rights (`per`): object and area subscriptions hold only the entities whose id the
  * subscriber may read (readFilter, prepared once per subscription; null for tokens without
  * `per`, which then do no per-entity work); realm events reach only subscribers that may read
  * the realm (realmAllows R); a target subscription needs R on its target.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { Principal } from '../../auth/principal.js';
 import { idForbidden, readFilter, realmAllows, type IdFilter } from '../../auth/rights.js';
 import { tooLarge, notFound, LocusError } from '../../errors.js';
@@ -33,7 +42,7 @@ import {
 } from '../../domain/subscription-options.js';
 import type { RealmChangedEvent } from '../../domain/events.js';
 import type { BusSubscription, EventBus, RealmMessage } from '../../events/port.js';
-import type { AreaStore, ObjectStore } from '../../store/port.js';
+import type { AreaStore, ObjectStore, RealmStore } from '../../store/port.js';
 import type { V1Connection } from '../../transport/actions/v1-handler.js';
 import { noPresence, type PresenceLookup } from '../presence-port.js';
 import { ConnectionLive, type LiveSubscription } from './connection-live.js';
@@ -72,10 +81,27 @@ export interface LiveOptions extends OptionLimits {
   cycleMs?: number;
 }
 
+/** Store reads a resync runs at most at once (realms checked first, then the subscriptions read). */
+const resyncConcurrency = 8;
+
+/** Runs every task, at most `limit` at once; a task that fails is reported and the others go on. */
+async function runAll(tasks: readonly (() => Promise<void>)[], limit: number, onError: (err: unknown) => void): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < tasks.length) {
+      const task = tasks[next++] as () => Promise<void>;
+      await task().catch(onError);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
+}
+
 export interface LiveDeps {
   bus: EventBus;
   objects: Pick<ObjectStore, 'list' | 'get'>;
   areas: Pick<AreaStore, 'list'>;
+  /** Where a resync finds out whether a realm still exists, and its label and data. */
+  realms: Pick<RealmStore, 'get'>;
   presence?: PresenceLookup;
   records?: RecordFormat;
   onError?: (err: unknown) => void;
@@ -164,6 +190,8 @@ class RealmEventsSubscription implements LiveSubscription {
   }
 }
 
+type AreaChange = { kind: 'are'; area: Area } | { kind: 'del'; id: string };
+
 /** One realm with object or area subscriptions here: its bus subscription and indexes. */
 class RealmLive {
   readonly objects: RealmObjects;
@@ -171,7 +199,8 @@ class RealmLive {
   /** The realm's areas while it has area subscriptions (null: not loaded). */
   areaMap: Map<string, Area> | null = null;
   private areaLoad: Promise<void> | null = null;
-  private areaQueue: ({ kind: 'are'; area: Area } | { kind: 'del'; id: string })[] | null = null;
+  /** The changes heard during each read of the areas under way, replayed on what it read. */
+  private readonly areaReads = new Set<AreaChange[]>();
   readonly bus: BusSubscription;
 
   constructor(
@@ -199,7 +228,17 @@ class RealmLive {
   }
 
   private async loadAreas(): Promise<void> {
-    this.areaQueue = [];
+    try {
+      this.areaMap = await this.readAreas();
+    } finally {
+      this.areaLoad = null;
+    }
+  }
+
+  /** Every area of the realm, all pages, with the changes heard meanwhile replayed on them. */
+  private async readAreas(): Promise<Map<string, Area>> {
+    const heard: AreaChange[] = [];
+    this.areaReads.add(heard);
     const map = new Map<string, Area>();
     try {
       let cursor: string | undefined;
@@ -208,25 +247,37 @@ class RealmLive {
         for (const area of page.items) map.set(area.id, area);
         cursor = page.next ?? undefined;
       } while (cursor !== undefined);
-    } catch (err) {
-      this.areaQueue = null;
-      this.areaLoad = null;
-      throw err;
+    } finally {
+      this.areaReads.delete(heard);
     }
-    for (const change of this.areaQueue) {
+    for (const change of heard) {
       if (change.kind === 'are') map.set(change.area.id, change.area);
       else map.delete(change.id);
     }
-    this.areaQueue = null;
-    this.areaLoad = null;
-    this.areaMap = map;
+    return map;
   }
 
-  private areaChanged(change: { kind: 'are'; area: Area } | { kind: 'del'; id: string }): void {
-    if (this.areaQueue !== null) {
-      this.areaQueue.push(change);
-      return;
-    }
+  /**
+   * Reads the areas again (messages may have been lost); each subscriber that may read an
+   * area that differs from the set it was pushed gets the whole set again.
+   */
+  async resyncAreas(): Promise<void> {
+    // A first load under way may have read before the outage ended: read again after it.
+    if (this.areaLoad !== null) await this.areaLoad.catch(() => undefined);
+    if (this.areaMap === null) return;
+    const fresh = await this.readAreas();
+    const held = this.areaMap;
+    if (held === null) return;
+    const changed: string[] = [];
+    for (const [id, area] of fresh) if (!isDeepStrictEqual(held.get(id), area)) changed.push(id);
+    for (const id of held.keys()) if (!fresh.has(id)) changed.push(id);
+    this.areaMap = fresh;
+    if (changed.length === 0) return;
+    for (const sub of this.areaSubs) if (sub.readable === null || changed.some(sub.readable)) sub.pushFull();
+  }
+
+  private areaChanged(change: AreaChange): void {
+    for (const heard of this.areaReads) heard.push(change);
     if (this.areaMap === null) return;
     if (change.kind === 'are') this.areaMap.set(change.area.id, change.area);
     else if (!this.areaMap.delete(change.id)) return;
@@ -326,6 +377,9 @@ export class LiveSubscriptions {
   private readonly onError: (err: unknown) => void;
   private readonly maxPerConnection: number;
   private readonly cycleMs: number;
+  /** The resync under way or last run (settled), and the one queued after it. */
+  private resyncTail: Promise<unknown> = Promise.resolve();
+  private resyncQueued: Promise<number> | null = null;
 
   constructor(
     private readonly deps: LiveDeps,
@@ -423,6 +477,66 @@ export class LiveSubscriptions {
     const sub = conn?.subscriptions.get(id);
     if (conn === undefined || sub === undefined) throw unknownSubscription(id);
     this.dropSubscription(conn, sub);
+  }
+
+  /**
+   * Messages may have been lost (EventBus.onResync): reads every subscription here again from
+   * the store and pushes the differences (see the top of this file). Resolves with the
+   * number of subscriptions read again. A call while one runs queues one more run after it
+   * (the reads under way may have begun before the reason for this call); calls meanwhile
+   * share that run.
+   */
+  resync(): Promise<number> {
+    if (this.resyncQueued !== null) return this.resyncQueued;
+    const run = this.resyncTail.then(() => {
+      this.resyncQueued = null;
+      return this.resyncAll();
+    });
+    this.resyncQueued = run;
+    this.resyncTail = run.catch(() => undefined);
+    return run;
+  }
+
+  private async resyncAll(): Promise<number> {
+    const realmChecks: (() => Promise<void>)[] = [];
+    /** Object and area subscriptions of the realms that still exist, read again once every realm is checked. */
+    const reads: (() => Promise<void>)[] = [];
+    let count = 0;
+    for (const live of this.realms.values()) {
+      count += live.objects.size + live.areaSubs.size;
+      realmChecks.push(() => this.checkRealm(live, reads));
+    }
+    for (const tenant of this.tenants.values()) {
+      for (const [key, subs] of tenant.data) {
+        count += subs.size;
+        realmChecks.push(() => this.resyncRealmData(key, subs));
+      }
+    }
+    await runAll(realmChecks, resyncConcurrency, this.onError);
+    await runAll(reads, resyncConcurrency, this.onError);
+    return count;
+  }
+
+  /** One realm's object and area subscriptions: all end if the realm is gone, else each is queued in `reads`. */
+  private async checkRealm(live: RealmLive, reads: (() => Promise<void>)[]): Promise<void> {
+    const realm = await this.deps.realms.get(live.key);
+    if (this.realms.get(live.key) !== live) return;
+    if (realm === null) {
+      this.dropRealm(live);
+      return;
+    }
+    for (const sub of live.objects.subscriptions()) reads.push(() => live.objects.resync(sub));
+    if (live.areaSubs.size > 0) reads.push(() => live.resyncAreas());
+  }
+
+  /** Realm data subscriptions of one realm: they end if it is gone, else push it if it differs. */
+  private async resyncRealmData(key: string, subs: ReadonlySet<RealmDataSubscription>): Promise<void> {
+    const realm = await this.deps.realms.get(key);
+    for (const sub of [...subs]) {
+      if (sub.conn.subscriptions.get(sub.id) !== sub) continue;
+      if (realm === null) this.dropSubscription(sub.conn, sub);
+      else if (realm.label !== sub.realm.label || !isDeepStrictEqual(realm.data, sub.realm.data)) sub.changed(realm.label, realm.data);
+    }
   }
 
   /** Subscriptions held (for tests and diagnostics). */

@@ -20,6 +20,8 @@
  * its target moves (the circle follows the target's current location; the candidates of the
  * new circle come from the store, so the realm's positions are not kept in memory). While a
  * load runs, the subscription queues the realm's events and replays them on the loaded set.
+ * After a bus outage (resync) every set is loaded again, a target's location read again, and
+ * the differences from what the client holds are pushed as `cre`/`upd`/`del`.
  *
  * A subscriber whose token's `per` does not let it read every id (`readable`) never has the
  * others in its set: they are neither loaded nor admitted by events, so no push names them.
@@ -109,7 +111,8 @@ export class ObjectSubscription implements LiveSubscription {
   loading = false;
   /** Counts loads: a load overtaken by a later one (an `upd` during a load) drops its result. */
   generation = 0;
-  reloadAgain = false;
+  /** A load to run once the one under way is done: `diff`, or `relocate` (a target's location read again first). */
+  reloadAgain: 'no' | 'diff' | 'relocate' = 'no';
   queue: Queued[] = [];
   stamp = 0;
   /** Where index() put it: its boxes in the tree, the set it joined, whether memberOf lists it. */
@@ -302,6 +305,20 @@ export class RealmObjects {
     return [...this.all];
   }
 
+  /**
+   * Events may have been lost (a bus outage): loads the subscription's set again (a target's
+   * location first) and pushes the differences from what the client holds. A load under way
+   * may have read before: this one runs after it.
+   */
+  async resync(sub: ObjectSubscription): Promise<void> {
+    if (sub.closed) return;
+    if (sub.loading) {
+      sub.reloadAgain = 'relocate';
+      return;
+    }
+    await this.load(sub, 'diff', true);
+  }
+
   // --- events -------------------------------------------------------------------------
 
   written(o: TrackedObject): void {
@@ -431,7 +448,7 @@ export class RealmObjects {
     if (l === null ? before === null : before !== null && before.lon === l.longitude && before.lat === l.latitude) return;
     sub.center = l === null ? null : { lon: l.longitude, lat: l.latitude };
     if (sub.loading) {
-      sub.reloadAgain = true;
+      if (sub.reloadAgain === 'no') sub.reloadAgain = 'diff';
       return;
     }
     this.load(sub, 'diff', false).catch(this.onError);
@@ -452,9 +469,10 @@ export class RealmObjects {
     let found: Map<string, TrackedObject>;
     try {
       if (locate && sub.target !== null) {
+        const before = sub.center;
         const target = await this.store.get(this.render.realm, sub.target);
         // A move queued meanwhile is newer than what was read: it wins when replayed.
-        if (sub.center === null && target?.location) sub.center = { lon: target.location.longitude, lat: target.location.latitude };
+        if (sub.center === before) sub.center = target?.location ? { lon: target.location.longitude, lat: target.location.latitude } : null;
       }
       sub.compile();
       found = await this.query(sub);
@@ -486,9 +504,10 @@ export class RealmObjects {
       if (mode === 'full') sub.pushFull();
     }
     this.finishLoad(sub);
-    if (sub.reloadAgain && !sub.closed) {
-      sub.reloadAgain = false;
-      this.load(sub, 'diff', false).catch(this.onError);
+    const again = sub.reloadAgain;
+    if (again !== 'no' && !sub.closed) {
+      sub.reloadAgain = 'no';
+      this.load(sub, 'diff', again === 'relocate').catch(this.onError);
     }
   }
 
