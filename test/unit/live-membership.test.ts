@@ -200,4 +200,33 @@ describe('live membership', () => {
     assert.ok(cleared !== undefined, 'clearing the task ids is an update');
     assert.equal('tds' in cleared, false);
   });
+
+  it('a nested value never equals a condition: the member leaves on `=`, joins on `!=`, and a scalar brings it back', async () => {
+    const { live, write } = setup();
+    const equal = new FakeConnection();
+    const differ = new FakeConnection();
+    // A whole-realm `=` condition: the subscription is indexed by the value it wants.
+    await live.create(equal, 'eq', ref, { typ: 'obj', sty: 'rea', atr: ['type="car"'] });
+    await live.create(differ, 'ne', ref, { typ: 'obj', sty: 'rea', atr: ['type!="car"'] });
+    await sleep(10);
+    const nested = (value: unknown): TrackedObject => ({ id: 'a', label: null, location: null, data: { type: value as never }, seen: null });
+    write(nested('car'));
+    await sleep(20);
+    write(nested(['car']));
+    await sleep(20);
+    write(nested({ car: true }));
+    await sleep(20);
+    write(nested('car'));
+    await sleep(20);
+    assert.deepEqual(summary(equal.take()), [
+      ['eq', 'dta', ['a'], [], []],
+      ['eq', 'dta', [], [], ['a']],
+      ['eq', 'dta', ['a'], [], []],
+    ]);
+    assert.deepEqual(summary(differ.take()), [
+      ['ne', 'dta', ['a'], [], []],
+      ['ne', 'dta', [], ['a'], []],
+      ['ne', 'dta', [], [], ['a']],
+    ]);
+  });
 });
