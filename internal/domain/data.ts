@@ -135,3 +135,26 @@ export function parseData(value: unknown, where: string): Data {
 export function isNested(value: DataValue | undefined): value is DataValue[] | { [key: string]: DataValue } {
   return typeof value === 'object' && value !== null;
 }
+
+/**
+ * True when two data values are the same JSON: equal scalars, or nested values equal member
+ * by member with their keys in the same order (a reordered object reads differently).
+ * Nested values read back from a store are new objects each time, so identity says little.
+ */
+export function sameDataValue(a: DataValue | undefined, b: DataValue | undefined): boolean {
+  if (a === b) return true;
+  if (!isNested(a) || !isNested(b)) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameDataValue(a[i], b[i])) return false;
+    return true;
+  }
+  const keys = Object.keys(a);
+  const other = Object.keys(b);
+  if (keys.length !== other.length) return false;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    if (key !== other[i] || !sameDataValue(a[key], b[key])) return false;
+  }
+  return true;
+}

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { LocusError, type ErrorCode } from '../../internal/errors.js';
 import { parseAreaCreate, parseAreaPatch } from '../../internal/domain/area-input.js';
-import { MAX_DATA_DEPTH, parseData, parseDataPatch } from '../../internal/domain/data.js';
+import { MAX_DATA_DEPTH, parseData, parseDataPatch, sameDataValue } from '../../internal/domain/data.js';
 import { parseId, quote } from '../../internal/domain/ids.js';
 import { parseLocation } from '../../internal/domain/location.js';
 import { MAX_TASKS, parseBulkBody, parseObjectBody, parseTasks } from '../../internal/domain/object-input.js';
@@ -145,6 +145,17 @@ describe('parseDataPatch / parseData', () => {
     rejects(() => parseDataPatch({ a: { b: undefined } }, 'data'), 'invalid_data', /^data\.a\.b must be a JSON value: .*\(got nothing\)$/);
     rejects(() => parseDataPatch({ a: ['x'.repeat(16_385)] }, 'data'), 'invalid_data', /^data\.a\[0\] is 16385 characters long; at most 16384/);
     rejects(() => parseDataPatch({ a: { ['k'.repeat(16_385)]: 1 } }, 'data'), 'invalid_data', /^data\.a has a key "k{64}"… that is 16385 characters long/);
+  });
+
+  it('sameDataValue: equal JSON, key order included, whatever the object identity', () => {
+    assert.equal(sameDataValue({ a: [1, { b: null }] }, { a: [1, { b: null }] }), true);
+    assert.equal(sameDataValue('x', 'x'), true);
+    assert.equal(sameDataValue({ a: 1, b: 2 }, { b: 2, a: 1 }), false);
+    assert.equal(sameDataValue([1], [1, 2]), false);
+    assert.equal(sameDataValue([1], { 0: 1 }), false);
+    assert.equal(sameDataValue({ a: 1 }, { a: '1' }), false);
+    assert.equal(sameDataValue({ a: [] }, undefined), false);
+    assert.equal(sameDataValue(1, [1]), false);
   });
 
   it('counts keys and array elements at every level against the 1000', () => {

@@ -229,4 +229,25 @@ describe('live membership', () => {
       ['ne', 'dta', [], [], ['a']],
     ]);
   });
+
+  it('a rewrite with equal nested values (new objects, same JSON) pushes nothing; a changed or reordered one is an upd', async () => {
+    const { live, write } = setup();
+    const conn = new FakeConnection();
+    await live.create(conn, 's', ref, { typ: 'obj', sty: 'rea' });
+    await sleep(10);
+    const icon = (json: string): TrackedObject => ({ id: 'a', label: null, location: null, data: JSON.parse(json) as TrackedObject['data'], seen: null });
+    write(icon('{"icon":{"c":"red","n":[1,{"x":null}]}}'));
+    await sleep(20);
+    write(icon('{"icon":{"c":"red","n":[1,{"x":null}]}}'));
+    await sleep(20);
+    write(icon('{"icon":{"n":[1,{"x":null}],"c":"red"}}'));
+    await sleep(20);
+    write(icon('{"icon":{"n":[1,{"x":0}],"c":"red"}}'));
+    await sleep(20);
+    assert.deepEqual(summary(conn.take()), [
+      ['s', 'dta', ['a'], [], []],
+      ['s', 'dta', [], ['a'], []],
+      ['s', 'dta', [], ['a'], []],
+    ]);
+  });
 });

@@ -28,7 +28,7 @@ import RBush from 'rbush';
 import type { IdFilter } from '../../auth/rights.js';
 import type { FilterCondition, ScalarValue, Shape, TrackedObject } from '../../domain/types.js';
 import type { ObjectOptions } from '../../domain/subscription-options.js';
-import { isNested } from '../../domain/data.js';
+import { isNested, sameDataValue } from '../../domain/data.js';
 import { fieldValue, matchesFilter } from '../../domain/filter.js';
 import { sameTasks } from '../../domain/object.js';
 import { compileShape, shapeBounds, type PointTest } from '../../geo/contains.js';
@@ -71,7 +71,7 @@ function sameData(a: TrackedObject['data'], b: TrackedObject['data']): boolean {
   if (a === b) return true;
   let n = 0;
   for (const key in a) {
-    if (a[key] !== b[key]) return false;
+    if (!sameDataValue(a[key], b[key])) return false;
     n++;
   }
   for (const key in b) if (Object.hasOwn(b, key)) n--;
