@@ -166,13 +166,26 @@ function writeValue(out: Buffer, at: number, value: unknown, key: string): numbe
  * copies what it binds) and keep no reference to it.
  */
 export function encodeData(data: Data): Buffer {
-  const need = objectBound(data);
+  // Top-level scalars inline, as flat data (the common case) is all there is to most writes.
+  let need = MAX_HEADER;
+  for (const key in data) {
+    const value = data[key];
+    need += 2 * MAX_HEADER + 6 * key.length + (typeof value === 'string' ? 6 * value.length : typeof value === 'object' ? valueBound(value) : 32);
+  }
   if (need > scratch.length) scratch = Buffer.alloc(Math.max(need, scratch.length * 2));
   const out = scratch;
   // The payload first, after room for the object's largest header; the header then
   // goes right before it.
   const start = MAX_HEADER;
-  const at = writeMembers(out, start, data);
+  let at = start;
+  for (const key in data) {
+    const value: unknown = data[key];
+    at = writeString(out, at, key);
+    if (typeof value === 'string') at = writeString(out, at, value);
+    else if (typeof value === 'number' && Number.isFinite(value)) at = writeNumber(out, at, value);
+    else if (typeof value === 'boolean') out[at++] = value ? TRUE : FALSE;
+    else at = writeValue(out, at, value, key);
+  }
   const size = at - start;
   const header = headerBytes(size);
   writeHeader(out, start - header, OBJECT, size);
