@@ -19,7 +19,7 @@
  */
 import { invalid, type LocusError } from '../errors.js';
 import { hasLoneSurrogate, quote } from './ids.js';
-import type { DataValue, FilterCondition, FilterOp, TrackedObject } from './types.js';
+import type { DataValue, FilterCondition, FilterOp, ScalarValue, TrackedObject } from './types.js';
 
 /** A JSON number (RFC 8259 grammar), nothing around it. */
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
@@ -45,7 +45,7 @@ function findOperator(text: string, start: number): [number, FilterOp] | null {
 }
 
 /** The typed value of an unquoted value text. */
-function bareValue(raw: string, index: number, condition: string): DataValue {
+function bareValue(raw: string, index: number, condition: string): ScalarValue {
   if (/^[=<>!]/.test(raw)) {
     throw conditionError(
       index,
@@ -96,7 +96,7 @@ export function parseFilter(text: string, maxConditions: number): FilterConditio
     const field = text.slice(start, opAt);
     if (field === '') throw conditionError(index, segment, `has no field name before ${op}; ${GRAMMAR_HINT}`);
     const valueStart = opAt + op.length;
-    let value: DataValue;
+    let value: ScalarValue;
     let end: number;
     if (text.charCodeAt(valueStart) === 0x22 /* " */) {
       let i = valueStart + 1;
@@ -165,7 +165,12 @@ export function fieldValue(obj: TrackedObject, field: string, target: 'data' | u
   return Object.hasOwn(obj.data, field) ? obj.data[field] : undefined;
 }
 
-function matchesOne(actual: DataValue | undefined, op: FilterOp, value: DataValue): boolean {
+/**
+ * One condition on one value. A nested value (an object or an array) is never equal to,
+ * nor ordered against, a condition's value (decisions.md): `=` and the orders are false,
+ * and `!=`, true of any value of another type, is true.
+ */
+function matchesOne(actual: DataValue | undefined, op: FilterOp, value: ScalarValue): boolean {
   switch (op) {
     case '=':
       return value === null ? actual === undefined || actual === null : actual === value;

@@ -9,10 +9,12 @@
  * `city scooter` and `Object` matches `object-a-7`, but `cooter` matches neither. Accents
  * must match. The first occurrence gives the record; offsets are in UTF-16 code units of
  * the original value (JavaScript string indexes), `end` exclusive. Only string values
- * are searched: ids, labels and the string values of data.
+ * are searched: ids, labels, the string values of data and the string leaves of its
+ * nested values (the record then names the top-level property and holds the leaf).
  */
 import { compareCodePoints } from './filter.js';
-import type { Data } from './types.js';
+import { forEachStringLeaf } from './search.js';
+import type { Data, DataValue } from './types.js';
 
 export type MatchField = 'id' | 'label' | 'data';
 export type MatchType = 'object' | 'area';
@@ -105,6 +107,20 @@ export function scoreOf(field: MatchField, value: string, start: number, end: nu
   return Math.round(FIELD_WEIGHT[field] * (1 + share) * 1e6) / 1e6;
 }
 
+/**
+ * The first string leaf of a nested value (document order) that the term matches, given
+ * to `found`: one record per data property, as for a string value (its first occurrence).
+ */
+function firstMatchingLeaf(value: DataValue, term: MatchTerm, found: (leaf: string) => void): void {
+  let done = false;
+  forEachStringLeaf(value, (leaf) => {
+    if (!done && findMatch(leaf, term) !== null) {
+      done = true;
+      found(leaf);
+    }
+  });
+}
+
 /** The match records of one entity, in field order (id, label, data in the data's key order). */
 export function matchEntity(entity: Searchable, type: MatchType, term: MatchTerm, fields: ReadonlySet<MatchField>): MatchRecord[] {
   const out: MatchRecord[] = [];
@@ -119,7 +135,10 @@ export function matchEntity(entity: Searchable, type: MatchType, term: MatchTerm
   if (fields.has('id')) add('id', entity.id);
   if (fields.has('label') && entity.label !== null) add('label', entity.label);
   if (fields.has('data')) {
-    for (const [key, value] of Object.entries(entity.data)) if (typeof value === 'string') add('data', value, key);
+    for (const [key, value] of Object.entries(entity.data)) {
+      if (typeof value === 'string') add('data', value, key);
+      else if (typeof value === 'object') firstMatchingLeaf(value, term, (leaf) => add('data', leaf, key));
+    }
   }
   return out;
 }

@@ -3,7 +3,8 @@
  * over REST v2, and the merge of an update. Pure.
  */
 import { invalid } from '../errors.js';
-import { checkName, describe, hasLoneSurrogate, isJsonObject, keyPath, parseId, quote, requireObject, utf8Length } from './ids.js';
+import { checkDataValue } from './data.js';
+import { checkName, describe, keyPath, parseId, quote, requireObject, utf8Length } from './ids.js';
 import { parseLabel } from './object-input.js';
 import type { JsonValue, Realm, RealmData, RealmPatch } from './types.js';
 
@@ -13,36 +14,7 @@ import type { JsonValue, Realm, RealmData, RealmPatch } from './types.js';
  */
 export const MAX_REALM_DATA_BYTES = 64 * 1024;
 
-/** Deepest nesting of realm data: the data object is level 1, each object or array in it one more. */
-export const MAX_REALM_DATA_DEPTH = 32;
-
 const ALLOWED_KEYS = ['id', 'label', 'data'];
-
-/** Checks one value at `path`, at level `depth` (were it an object or array), never descending past the limit. */
-function checkValue(value: unknown, path: string, depth: number): void {
-  if (value === null || typeof value === 'boolean') return;
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw invalid(`${path} must be a finite number (got ${describe(value)})`, 'invalid_data');
-    return;
-  }
-  if (typeof value === 'string') {
-    if (hasLoneSurrogate(value)) throw invalid(`${path} holds an unpaired UTF-16 surrogate (not valid Unicode)`, 'invalid_data');
-    return;
-  }
-  const isArray = Array.isArray(value);
-  if (!isArray && !isJsonObject(value)) throw invalid(`${path} must be a JSON value (got ${describe(value)})`, 'invalid_data');
-  if (depth > MAX_REALM_DATA_DEPTH) {
-    throw invalid(`data is nested too deeply: at most ${MAX_REALM_DATA_DEPTH} levels of objects and arrays are allowed`, 'invalid_data');
-  }
-  if (isArray) {
-    value.forEach((item: unknown, index) => checkValue(item, `${path}[${index}]`, depth + 1));
-    return;
-  }
-  for (const [key, item] of Object.entries(value)) {
-    if (hasLoneSurrogate(key)) throw invalid(`${path} has a key with an unpaired UTF-16 surrogate (not valid Unicode)`, 'invalid_data');
-    checkValue(item, keyPath(path, key), depth + 1);
-  }
-}
 
 function checkSize(data: RealmData, what: string): void {
   const bytes = utf8Length(JSON.stringify(data));
@@ -54,7 +26,7 @@ function checkSize(data: RealmData, what: string): void {
 /**
  * Realm data as given in a write: a JSON object whose keys are names (as object data keys:
  * 1–256 UTF-8 bytes, no control characters) and whose values are any JSON, nested at most
- * 32 levels, at most 64 KiB as JSON. Top-level nulls stay (they remove keys in an update).
+ * MAX_DATA_DEPTH levels (data.ts), at most 64 KiB as JSON. Top-level nulls stay (they remove keys in an update).
  * Code `invalid_data`.
  */
 function parseRealmData(value: unknown): RealmData {
@@ -63,8 +35,7 @@ function parseRealmData(value: unknown): RealmData {
   for (const [key, item] of Object.entries(object)) {
     checkName(key, () => (key === '' ? 'data key' : `data key ${quote(key)}`), 'invalid_data');
     if (item === undefined) continue; // not JSON; counts as absent
-    checkValue(item, keyPath('data', key), 2);
-    entries.push([key, item as JsonValue]);
+    entries.push([key, checkDataValue(item, keyPath('data', key), 2, null)]);
   }
   // Object.fromEntries keeps a key `__proto__` an ordinary own key.
   const data = Object.fromEntries(entries);

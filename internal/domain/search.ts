@@ -11,7 +11,7 @@
  * joined by spaces with a tokenizer that splits on spaces alone (e.g. FTS5 `ascii`).
  */
 import { invalid } from '../errors.js';
-import type { TrackedObject } from './types.js';
+import type { DataValue, TrackedObject } from './types.js';
 
 /** Most words one search query may have. */
 export const MAX_QUERY_WORDS = 32;
@@ -79,17 +79,37 @@ export function searchWords(text: string, out: string[] = []): string[] {
 }
 
 /**
- * The words an object is found by: those of its id, its label and every string or number
- * data value (a number as its JSON text: 12.5 gives `12` and `5`), in that order, repeats
- * kept. Data keys and boolean values are not searched.
+ * Every string leaf of a nested value (an object's values, an array's elements, at any
+ * depth), in document order, passed to `each`. Keys, numbers, booleans and nulls inside a
+ * nested value are not its text (decisions.md: search indexes the string leaves).
+ */
+export function forEachStringLeaf(value: DataValue, each: (text: string) => void): void {
+  if (typeof value === 'string') each(value);
+  else if (Array.isArray(value)) for (const item of value) forEachStringLeaf(item, each);
+  else if (typeof value === 'object' && value !== null) for (const key of Object.keys(value)) forEachStringLeaf(value[key] as DataValue, each);
+}
+
+/**
+ * The words of one data value: a string's words, a number's (as its JSON text: 12.5 gives
+ * `12` and `5`), those of a nested value's string leaves; none for a boolean. Appended to
+ * `out` when given.
+ */
+export function dataValueWords(value: DataValue, out: string[] = []): string[] {
+  if (typeof value === 'string') searchWords(value, out);
+  else if (typeof value === 'number') searchWords(JSON.stringify(value), out);
+  else if (typeof value === 'object' && value !== null) forEachStringLeaf(value, (text) => searchWords(text, out));
+  return out;
+}
+
+/**
+ * The words an object is found by: those of its id, its label and every data value
+ * (dataValueWords), in that order, repeats kept. Data keys and boolean values are not
+ * searched.
  */
 export function objectSearchWords(obj: TrackedObject): string[] {
   const words = searchWords(obj.id);
   if (obj.label !== null) searchWords(obj.label, words);
-  for (const value of Object.values(obj.data)) {
-    if (typeof value === 'string') searchWords(value, words);
-    else if (typeof value === 'number') searchWords(JSON.stringify(value), words);
-  }
+  for (const value of Object.values(obj.data)) dataValueWords(value, words);
   return words;
 }
 

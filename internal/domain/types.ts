@@ -1,10 +1,19 @@
 /** Pure domain types shared by every layer. No I/O here. */
 
-/** A data property value. Nested objects and arrays are not allowed. */
-export type DataValue = number | string | boolean | null;
+/**
+ * A data property value: any JSON value, nested objects and arrays included (domain/data.ts
+ * bounds their depth and size).
+ */
+export type DataValue = JsonValue;
 
-/** Stored data: never holds null (a null in an update removes the key). */
-export type Data = Record<string, string | number | boolean>;
+/** A value a filter condition compares with: never an object or an array. */
+export type ScalarValue = number | string | boolean | null;
+
+/**
+ * Stored data: never holds null at the top level (a null in an update removes the key);
+ * nested nulls are values like any other.
+ */
+export type Data = Record<string, Exclude<JsonValue, null>>;
 
 /** Data as given in an update: null removes a key. */
 export type DataPatch = Record<string, DataValue>;
@@ -147,9 +156,9 @@ export interface RealmSettings {
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
 /**
- * A realm's data. Unlike object and area data it may nest objects and arrays (Hivekit's
- * client keeps nested values there). Stored data holds no null at the top level: a null in
- * an update removes the key (nested nulls are values like any other).
+ * A realm's data: nested like object data, bounded as JSON text (realm-entity.ts). Stored
+ * data holds no null at the top level: a null in an update removes the key (nested nulls
+ * are values like any other).
  */
 export type RealmData = Record<string, JsonValue>;
 
@@ -219,7 +228,7 @@ export type FilterOp = '=' | '!=' | '>' | '<' | '>=' | '<=';
 export interface FilterCondition {
   field: string;
   op: FilterOp;
-  value: DataValue;
+  value: ScalarValue;
   /**
    * `data`: `field` is a data property even when it is named `id` or `label` (Hivekit's `atr`
    * conditions, where the pseudo-fields are `$id` and `$label`). Absent: the REST rule.

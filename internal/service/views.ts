@@ -45,11 +45,11 @@ export function objectView(obj: TrackedObject, status: ConnectionStatus): Object
   return { id: obj.id, label: obj.label, location: obj.location, data: obj.data, connectionStatus: status };
 }
 
-/** Only the named data fields that the object has. */
+/** Only the named data fields that the object has (a nested value whole). */
 function pick(data: Data, fields: readonly string[]): Data {
-  const out: [string, string | number | boolean][] = [];
+  const out: [string, Data[string]][] = [];
   for (const field of fields) {
-    if (Object.hasOwn(data, field)) out.push([field, data[field] as string | number | boolean]);
+    if (Object.hasOwn(data, field)) out.push([field, data[field] as Data[string]]);
   }
   return Object.fromEntries(out);
 }

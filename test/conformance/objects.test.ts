@@ -214,10 +214,42 @@ describe('conformance: objects (compat 4.2)', () => {
     }
   });
 
-  it('11#32: nested data or a bad location is refused (4xx) and changes nothing', async () => {
+  it('11#32 (decisions: nested data): cre and set store nested dat unchanged; lis fie returns it whole; atr compares it false (!= true); a subscription push carries it', async () => {
+    const realm = await freshRealm();
+    const id = uniqueId('truck');
+    const icon = { color: 'red', category: 'truck', filename: 't.png' };
+    const sid = uniqueId('object-subscription');
+    const pushes = c.wire.watch(sid);
+    assertSuc(await req({ typ: 'sub', act: 'cre', id: sid, rea: realm, dat: { typ: 'obj', sty: 'rea' } }));
+    // Hivekit's getting-started tutorial: an icon description in the object's data.
+    assertSuc(await req({ typ: 'obj', act: 'cre', id, rea: realm, lab: 'Truck', loc: { lon: 13.4, lat: 52.5 }, dat: { $hkt_icon: icon, stops: [[13.4, 52.5], { n: null }], k: 1 } }));
+    let rec = await read(id, realm);
+    assert.deepEqual(rec.dat, { $hkt_icon: icon, stops: [[13.4, 52.5], { n: null }], k: 1 });
+    const [cre] = await pushes.exactly(1, 300);
+    assert.deepEqual(cre.obj.cre, { [id]: rec }, 'the push carries the nested values unchanged');
+
+    // `set` (cid-less, no reply): a nested value is replaced whole, the others stay.
+    c.wire.sendRaw([{ typ: 'obj', act: 'set', id, rea: realm, loc: { lon: 13.5, lat: 52.5 }, dat: { $hkt_icon: { color: 'blue' } } }]);
+    const [, upd] = await pushes.exactly(2, 500);
+    rec = await read(id, realm);
+    assert.deepEqual(rec.dat, { $hkt_icon: { color: 'blue' }, stops: [[13.4, 52.5], { n: null }], k: 1 });
+    assert.deepEqual(upd.obj.upd, { [id]: rec });
+
+    const listed = await req({ typ: 'obj', act: 'lis', rea: realm, dat: { fie: ['$hkt_icon', 'stops'] } });
+    assert.deepEqual(listed.dat[id].dat, { $hkt_icon: { color: 'blue' }, stops: [[13.4, 52.5], { n: null }] });
+    const keys = async (atr: string[]): Promise<string[]> => Object.keys((await req({ typ: 'obj', act: 'lis', rea: realm, dat: { atr } })).dat as object);
+    // In `atr`, `$` names the object's own fields ($id, $label): the nested key here is `stops`.
+    for (const atr of ['stops=0', 'stops>0', 'stops<"~"', 'stops>=""', 'stops<=0', 'stops=null', 'stops="[[13.4,52.5],{\\"n\\":null}]"']) {
+      assert.deepEqual(await keys([atr]), [], atr);
+    }
+    for (const atr of ['stops!=0', 'stops!=null', 'k=1']) assert.deepEqual(await keys([atr]), [id], atr);
+  });
+
+  it('11#32: data nested beyond 8 levels or a bad location is refused (4xx) and changes nothing', async () => {
     const id = uniqueId('invalid');
     assertSuc(await req({ typ: 'obj', act: 'cre', id, rea: c.realm, dat: { a: 1 } }));
-    assertClientError(await req({ typ: 'obj', act: 'upd', id, rea: c.realm, dat: { nested: { x: 1 } } }));
+    assertClientError(await req({ typ: 'obj', act: 'upd', id, rea: c.realm, dat: { nested: [[[[[[[[1]]]]]]]] } }));
+    assertClientError(await req({ typ: 'obj', act: 'cre', id, rea: c.realm, dat: { a: 2, nested: { a: { b: { c: { d: { e: { f: { g: {} } } } } } } } } }));
     assertClientError(await req({ typ: 'obj', act: 'upd', id, rea: c.realm, loc: { lon: 500, lat: 0 } }));
     assert.deepEqual(await read(id), { id, loc: zeroLoc(), dat: { a: 1 }, cst: 'dis' });
   });

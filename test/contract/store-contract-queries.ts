@@ -189,6 +189,42 @@ export function queryContract(withStore: WithStore): void {
         }
       }));
 
+    void it('a key holding a nested value: =, >, <, >=, <= and =null are false, != and !=null true; fields return it whole', () =>
+      withStore(async (store) => {
+        await store.objects.upsertMany(
+          'q',
+          [
+            { id: 'arr', data: { a: [5, '5', 'x', true, null, 10], b: 1 } },
+            { id: 'obj', data: { a: { a: 5, $gt: 1, '': 'x' }, b: 1 } },
+            { id: 'empty', data: { a: [], b: 1 } },
+            { id: 'deep', data: { a: [[5]], b: 1 } },
+            { id: 'five', data: { a: 5, b: 1 } },
+            { id: 'text', data: { a: '[5]', b: 1 } },
+          ],
+          N0,
+        );
+        const nested = ['arr', 'deep', 'empty', 'obj'];
+        const cases: [string, string[]][] = [];
+        for (const value of ['5', '"5"', 'x', 'true', '10', '"[5]"', '"[]"', '"{}"', '""', '0', '-1']) {
+          for (const op of ['=', '>', '<', '>=', '<=']) cases.push([`a${op}${value}`, []]);
+          cases.push([`a!=${value}`, nested]);
+        }
+        cases.push(['a=null', []], ['a!=null', nested], ['a=null,b=1', []], ['a!=5,b=1', nested]);
+        for (const [text, expected] of cases) {
+          const got = ids((await store.objects.list('q', { limit: 100, filter: filter(text) })).items).filter((id) => nested.includes(id));
+          assert.deepEqual(got, expected, text);
+        }
+        // The scalars beside them still compare as before.
+        assert.deepEqual(ids((await store.objects.list('q', { limit: 100, filter: filter('a=5') })).items), ['five']);
+        assert.deepEqual(ids((await store.objects.list('q', { limit: 100, filter: filter('a="[5]"') })).items), ['text']);
+        assert.deepEqual(ids((await store.objects.list('q', { limit: 100, filter: filter('a<"a"') })).items), ['text']);
+        const projected = await store.objects.list('q', { limit: 100, fields: ['a'], filter: filter('id<e') });
+        assert.deepEqual(
+          projected.items.map((o) => o.data),
+          [{ a: [5, '5', 'x', true, null, 10] }, { a: [[5]] }],
+        );
+      }));
+
     void it('filters see updates and removed keys', () =>
       withStore(async (store) => {
         await store.objects.upsertMany('q', [{ id: 'x', data: { a: 1 } }], N0);
@@ -385,6 +421,38 @@ export function queryContract(withStore: WithStore): void {
         for (const [words, expected] of cases) {
           assert.deepEqual(sorted(await search(store, words)), expected, words.join(' '));
         }
+      }));
+
+    void it('finds the words of the string leaves of nested data values, not their keys, numbers or booleans', () =>
+      withStore(async (store) => {
+        await store.objects.upsertMany(
+          's',
+          [
+            { id: 'n1', data: { $hkt_icon: { color: 'Crimson', category: 'truck', filename: 'lorry.png' } } },
+            { id: 'n2', data: { stops: [{ name: 'Hauptbahnhof Zürich' }, ['Flughafen'], 42, true] } },
+            { id: 'n3', data: { deep: [[[[[['Tiefgarage']]]]]] } },
+          ],
+          N0,
+        );
+        const cases: [string[], string[]][] = [
+          [['crim'], ['n1']],
+          [['lorry', 'png'], ['n1']],
+          [['zurich'], ['n2']],
+          [['flugh'], ['n2']],
+          [['tiefgar'], ['n3']],
+          [['color'], []],
+          [['hkt'], []],
+          [['name'], []],
+          [['42'], []],
+          [['true'], []],
+        ];
+        for (const [words, expected] of cases) assert.deepEqual(sorted(await search(store, words)), expected, words.join(' '));
+        // Replaced values are no longer found; the new ones are.
+        await store.objects.upsertMany('s', [{ id: 'n1', data: { $hkt_icon: { color: 'Teal' } } }], N1);
+        assert.deepEqual(await search(store, ['crim']), []);
+        assert.deepEqual(await search(store, ['teal']), ['n1']);
+        const [hit] = await store.objects.search('s', { words: ['teal'], limit: 10, fields: ['$hkt_icon'] });
+        assert.deepEqual(hit?.object.data, { $hkt_icon: { color: 'Teal' } });
       }));
 
     void it('ranks better matches first, with a score that is higher for them; limit cuts', () =>

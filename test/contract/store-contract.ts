@@ -585,6 +585,69 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
           assert.deepEqual(Object.keys(after.data).sort(), ['constructor', 'max', 'text', 'ключ', '車']);
         }));
 
+      void it('nested data reads back exactly (key order, nulls inside, odd keys) through get, list, projection, history and delete', () =>
+        withStore(async (store) => {
+          // Key order inside, __proto__, $ and dotted keys, an empty key, arrays of every kind, eight levels (the data object is level 1).
+          const data = JSON.parse(
+            '{"$hkt_icon":{"color":"red","category":"truck","filename":"t.png"},"z":[3,"b",null,true,[],{}],' +
+              '"nested":{"b":1,"a":{"__proto__":{"x":[1.5,-0.5]},"$set":"v","a.b":null,"":"empty"}},' +
+              '"deep":[{"a":[{"b":[{"c":["leaf"]}]}]}],"n":2}',
+          ) as Data;
+          const location = fix(13.4, 52.5, T0);
+          const [created] = await store.objects.upsertMany('acme', [{ id: 'truck', label: 'T', location, data }], N0);
+          assert.deepEqual(created?.new?.data, data);
+          const read = await store.objects.get('acme', 'truck');
+          assert.ok(read !== null);
+          assert.deepEqual(read.data, data);
+          assert.equal(JSON.stringify(read.data), JSON.stringify(data), 'key order at every level');
+          const inner = (read.data.nested as { a: Record<string, unknown> }).a;
+          assert.ok(Object.hasOwn(inner, '__proto__'), '__proto__ stays an own key');
+          assert.equal(Object.getPrototypeOf(inner), Object.prototype);
+
+          const listed = await store.objects.list('acme', { limit: 10 });
+          assert.equal(JSON.stringify(listed.items[0]?.data), JSON.stringify(data));
+          const projected = await store.objects.list('acme', { limit: 10, fields: ['$hkt_icon', 'missing', 'z'] });
+          assert.equal(JSON.stringify(projected.items[0]?.data), JSON.stringify({ $hkt_icon: data.$hkt_icon, z: data.z }));
+
+          // A merge replaces a nested value whole, keeps the others, and null removes one.
+          const [merged] = await store.objects.upsertMany(
+            'acme',
+            [{ id: 'truck', location: fix(13.5, 52.5, T1), data: { $hkt_icon: { color: 'blue' }, deep: null, n: { was: 2 } } }],
+            N1,
+          );
+          const after = { $hkt_icon: { color: 'blue' }, z: data.z, nested: data.nested, n: { was: 2 } };
+          assert.equal(JSON.stringify(merged?.new?.data), JSON.stringify(after));
+          assert.equal(JSON.stringify((await store.objects.get('acme', 'truck'))?.data), JSON.stringify(after));
+
+          const history = await store.objects.history('acme', 'truck', { limit: 10, order: 'asc' });
+          assert.deepEqual(
+            history.items.map((entry) => JSON.stringify(entry.data)),
+            [JSON.stringify(data), JSON.stringify(after)],
+          );
+          const removed = await store.objects.delete('acme', 'truck', N2);
+          assert.equal(JSON.stringify(removed?.old?.data), JSON.stringify(after));
+        }));
+
+      void it('nested data in a bulk batch of several objects and several entries of one id', () =>
+        withStore(async (store) => {
+          await store.objects.upsertMany(
+            'acme',
+            [
+              { id: 'a', location: fix(1, 1, T0), data: { icon: { color: 'red' }, tags: ['x'] } },
+              { id: 'b', data: { route: [[1, 2], [3, 4]] } },
+              { id: 'a', location: fix(1, 2, T1), data: { tags: ['x', 'y'], more: { k: [null] } } },
+            ],
+            N0,
+          );
+          assert.deepEqual((await store.objects.get('acme', 'a'))?.data, { icon: { color: 'red' }, tags: ['x', 'y'], more: { k: [null] } });
+          assert.deepEqual((await store.objects.get('acme', 'b'))?.data, { route: [[1, 2], [3, 4]] });
+          // A scalar replaces a nested value and back.
+          await store.objects.upsertMany('acme', [{ id: 'b', data: { route: 'none' } }], N1);
+          assert.deepEqual((await store.objects.get('acme', 'b'))?.data, { route: 'none' });
+          await store.objects.upsertMany('acme', [{ id: 'b', data: { route: [] } }], N2);
+          assert.deepEqual((await store.objects.get('acme', 'b'))?.data, { route: [] });
+        }));
+
       void it('a newer location replaces the old one whole', () =>
         withStore(async (store) => {
           const first: Location = { longitude: 10, latitude: 50, altitude: 100, speed: 3, time: T0 };
@@ -905,6 +968,16 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
             shape: { points: [[0, 0], [1, 0], [1, 1]] },
             data: { kind: 'depot', open: true },
           });
+        }));
+
+      void it('nested area data reads back exactly; an update replaces a nested value whole', () =>
+        withStore(async (store) => {
+          const data = JSON.parse('{"style":{"fill":"#f00","dash":[4,2]},"__proto__":{"a":null},"k":1}') as Data;
+          await store.areas.create('acme', { id: 'zone', label: 'Zone', shape: { cx: 1, cy: 2, r: 10 }, data });
+          assert.equal(JSON.stringify((await store.areas.get('acme', 'zone'))?.data), JSON.stringify(data));
+          const change = await store.areas.update('acme', 'zone', { data: { style: { fill: '#0f0' }, k: null } });
+          assert.equal(JSON.stringify(change.new?.data), '{"style":{"fill":"#0f0"},"__proto__":{"a":null}}');
+          assert.equal(JSON.stringify((await store.areas.list('acme', { limit: 10 })).items[0]?.data), JSON.stringify(change.new?.data));
         }));
 
       void it('update of a missing area is not_found', () =>

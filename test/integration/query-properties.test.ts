@@ -9,7 +9,7 @@
  * The generators aim at the edges: points on a grid that shape vertices and edges also
  * use, the poles, longitudes ±180 and rectangles across the antimeridian, circles from a
  * millimetre to the whole Earth, concave polygons, data of mixed types (5 and "5"),
- * missing fields, ids that JavaScript and code point order sort differently.
+ * nested objects and arrays (never equal or ordered, their string leaves searched), missing fields, ids that JavaScript and code point order sort differently.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -121,8 +121,17 @@ const dataValue = fc.oneof(
   fc.constantFrom(...STRINGS),
   fc.boolean(),
 );
+/**
+ * Nested values (objects and arrays), which filters compare false (`!=` true): among them
+ * arrays holding the very values a filter asks for, and objects whose JSON text a filter's
+ * string could spell.
+ */
+const nestedValue: fc.Arbitrary<Data[string]> = fc.oneof(
+  fc.array(fc.oneof(dataValue, fc.constant(null)), { maxLength: 3 }),
+  fc.dictionary(fc.constantFrom('a', 'v', ''), fc.oneof(dataValue, fc.array(dataValue, { maxLength: 2 })), { maxKeys: 2 }),
+);
 const DATA_KEYS = ['a', 'b', 'c', 'a.b', 'x"y'];
-const data: fc.Arbitrary<Data> = fc.dictionary(fc.constantFrom(...DATA_KEYS), dataValue, { maxKeys: 4 });
+const data: fc.Arbitrary<Data> = fc.dictionary(fc.constantFrom(...DATA_KEYS), fc.oneof({ weight: 4, arbitrary: dataValue }, { weight: 1, arbitrary: nestedValue }), { maxKeys: 4 });
 
 /** Ids from units that JavaScript's sort and code point order disagree on. */
 const idArb = fc.string({ unit: fc.constantFrom('a', 'b', 'Z', 'é', '\uFFFF', '\uE000', '😀', '/', '1'), minLength: 1, maxLength: 4 });
@@ -148,7 +157,7 @@ const objectsArb: fc.Arbitrary<ObjectPatch[]> = fc
 const condition: fc.Arbitrary<FilterCondition> = fc.record({
   field: fc.constantFrom(...DATA_KEYS, 'id', 'label', 'missing'),
   op: fc.constantFrom('=', '!=', '>', '<', '>=', '<='),
-  value: fc.oneof(dataValue, fc.constant(null), fc.constantFrom('Z', 'a/', '😀', 'Truck 1')),
+  value: fc.oneof(dataValue, fc.constant(null), fc.constantFrom('Z', 'a/', '😀', 'Truck 1', '[]', '{}', '[1]', '[true]')),
 });
 const filterArb = fc.array(condition, { maxLength: 3 });
 
@@ -316,7 +325,7 @@ void describe('query engine against brute-force oracles', () => {
     const store = mainStore();
     // Keys that need quoting in a JSON path, JSON escapes, `__proto__`, and any text.
     const key = fc.oneof(fc.constantFrom(...DATA_KEYS, '__proto__', 'a\\b', '$', '[0]', 'é', ''), fc.string({ maxLength: 4 }));
-    const value = fc.oneof(dataValue, fc.string({ unit: 'binary', maxLength: 6 }), fc.constantFrom(1e21, 2 ** 60 + 256, 0.1, -0));
+    const value = fc.oneof(dataValue, fc.string({ unit: 'binary', maxLength: 6 }), fc.constantFrom(1e21, 2 ** 60 + 256, 0.1, -0), nestedValue);
     const objectData = fc.dictionary(key, value, { maxKeys: 5 }).map((d) => JSON.parse(JSON.stringify(d)) as Data);
     await fc.assert(
       fc.asyncProperty(fc.array(objectData, { minLength: 1, maxLength: 5 }), fc.array(key, { minLength: 1, maxLength: 4 }), async (datas, fields) => {
@@ -401,7 +410,18 @@ void describe('query engine against brute-force oracles', () => {
           ...ids.map((id) =>
             fc.record({
               label: fc.option(text, { nil: null }),
-              data: fc.dictionary(fc.constantFrom('a', 'b', 'c'), fc.oneof(text, fc.constantFrom(12.5, 1e21, -3, 7), fc.boolean()), { maxKeys: 3 }),
+              data: fc.dictionary(
+                fc.constantFrom('a', 'b', 'c'),
+                fc.oneof(
+                  text,
+                  fc.constantFrom(12.5, 1e21, -3, 7),
+                  fc.boolean(),
+                  // Nested values: only their string leaves are text.
+                  fc.array(fc.oneof(text, fc.constantFrom(12.5, 7)), { maxLength: 2 }),
+                  fc.dictionary(fc.constantFrom('Müller', 'x1'), fc.oneof(text, fc.array(text, { maxLength: 2 })), { maxKeys: 2 }),
+                ),
+                { maxKeys: 3 },
+              ),
             }).map(({ label, data: d }): ObjectPatch => ({ id, label, data: d })),
           ),
         ),

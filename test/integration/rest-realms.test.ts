@@ -103,15 +103,16 @@ describe('REST v2 realms', () => {
     assert.equal((await call(url, 'GET', '/v2/realm/bad', admin)).status, 404, 'nothing was created');
   });
 
-  it('bounds data: 32 levels deep and 64 KiB as JSON (400 invalid_data naming the limit)', async () => {
-    const deepest = await call(url, 'POST', '/v2/realm/deep', { ...admin, body: { label: 'd', data: nested(32) } });
+  it('bounds data: 8 levels deep (the data object is level 1) and 64 KiB as JSON (400 invalid_data naming the limit)', async () => {
+    const deepest = await call(url, 'POST', '/v2/realm/deep', { ...admin, body: { label: 'd', data: nested(8) } });
     assert.equal(deepest.status, 200, deepest.text);
-    const tooDeep = await call(url, 'PATCH', '/v2/realm/deep', { ...admin, body: { data: nested(33) } });
+    const tooDeep = await call(url, 'PATCH', '/v2/realm/deep', { ...admin, body: { data: nested(9) } });
     assert.equal(tooDeep.status, 400, tooDeep.text);
     assert.equal(tooDeep.json.error.code, 'invalid_data');
-    assert.match(tooDeep.json.error.message, /at most 32 levels/);
-    const deepArray = await call(url, 'PATCH', '/v2/realm/deep', { ...admin, body: { data: { a: JSON.parse('['.repeat(32) + ']'.repeat(32)) as unknown } } });
+    assert.match(tooDeep.json.error.message, /is nested too deeply: data may hold at most 8 levels/);
+    const deepArray = await call(url, 'PATCH', '/v2/realm/deep', { ...admin, body: { data: { a: JSON.parse('['.repeat(8) + ']'.repeat(8)) as unknown } } });
     assert.equal(deepArray.status, 400, deepArray.text);
+    assert.deepEqual((await call(url, 'GET', '/v2/realm/deep', admin)).json.data, nested(8), 'refused updates changed nothing');
 
     const big = 'x'.repeat(40 * 1024);
     const tooLarge = await call(url, 'POST', '/v2/realm/large', { ...admin, body: { label: 'l', data: { a: big, b: big } } });

@@ -298,7 +298,15 @@ const scenarios: Scenario[] = [
     body: { id: 'vehicle/18', label: 'x' },
     status: 400,
   },
-  { name: 'nested data is a 400', method: 'PUT', path: '/v2/realm/r1/object/vehicle%2F17', body: { data: { a: { b: 1 } } }, status: 400, code: 'invalid_data' },
+  {
+    name: 'data nested beyond 8 levels is a 400',
+    method: 'PUT',
+    path: '/v2/realm/r1/object/vehicle%2F17',
+    body: { data: { a: [[[[[[[[1]]]]]]]] } },
+    status: 400,
+    code: 'invalid_data',
+    check: (r) => assert.match(r.json.error.message as string, /^data\.a(\[0\]){7} is nested too deeply/),
+  },
   { name: 'a null location is a 400', method: 'PUT', path: '/v2/realm/r1/object/vehicle%2F17', body: { location: null }, status: 400, code: 'invalid_location' },
   {
     name: 'an impossible date is a 400',

@@ -225,7 +225,7 @@ const steps: Step[] = [
   { name: 'an id over 256 bytes', op: 'get', id: 'x'.repeat(257), code: 'invalid_id' },
   { name: 'a latitude out of range', op: 'upd', id: 'bad', dat: { location: { longitude: 0, latitude: 95 } }, code: 'invalid_location' },
   { name: 'an unknown key in the body', op: 'upd', id: 'bad', dat: { colour: 'red' }, code: 'invalid_request', restOnly: true },
-  { name: 'a nested data value', op: 'upd', id: 'bad', dat: { data: { a: { b: 1 } } }, code: 'invalid_data' },
+  { name: 'data nested beyond 8 levels', op: 'upd', id: 'bad', dat: { data: { a: [[[[[[[[1]]]]]]]] } }, code: 'invalid_data' },
   { name: 'a fix dated far in the future (9999-12-31)', op: 'upd', id: 'bad', dat: { location: loc(0, 0, '9999-12-31T00:00:00Z') }, code: 'invalid_location' },
   {
     name: 'a bulk with one fix dated far in the future writes nothing',

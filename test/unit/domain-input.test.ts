@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { LocusError, type ErrorCode } from '../../internal/errors.js';
 import { parseAreaCreate, parseAreaPatch } from '../../internal/domain/area-input.js';
-import { parseData, parseDataPatch } from '../../internal/domain/data.js';
+import { MAX_DATA_DEPTH, parseData, parseDataPatch, sameDataValue } from '../../internal/domain/data.js';
 import { parseId, quote } from '../../internal/domain/ids.js';
 import { parseLocation } from '../../internal/domain/location.js';
 import { MAX_TASKS, parseBulkBody, parseObjectBody, parseTasks } from '../../internal/domain/object-input.js';
@@ -87,8 +87,13 @@ describe('parseDataPatch / parseData', () => {
   });
 
   it('keeps a "__proto__" key as an ordinary own key', () => {
-    const input: unknown = JSON.parse('{"__proto__": {"polluted": 1}, "ok": 1}');
-    rejects(() => parseDataPatch(input, 'data'), 'invalid_data', /^data\.__proto__ must be a number, string, boolean or null/);
+    const input: unknown = JSON.parse('{"__proto__": {"polluted": 1, "__proto__": {"deep": 2}}, "ok": 1}');
+    const nested = parseDataPatch(input, 'data');
+    assert.equal(Object.getPrototypeOf(nested), Object.prototype);
+    assert.deepEqual(Object.keys(nested), ['__proto__', 'ok']);
+    const inner = Object.getOwnPropertyDescriptor(nested, '__proto__')?.value as Record<string, unknown>;
+    assert.deepEqual(Object.keys(inner), ['polluted', '__proto__']);
+    assert.equal(({} as Record<string, unknown>).polluted, undefined);
     const result = parseDataPatch(JSON.parse('{"__proto__": "x", "constructor": 2}'), 'data');
     assert.equal(Object.getPrototypeOf(result), Object.prototype);
     assert.deepEqual(Object.keys(result), ['__proto__', 'constructor']);
@@ -105,14 +110,64 @@ describe('parseDataPatch / parseData', () => {
     rejects(() => parseDataPatch(new Date(0), 'data'), 'invalid_data');
   });
 
-  it('rejects nested objects and arrays, naming the key', () => {
+  it('takes nested objects and arrays as they are (nulls inside them too)', () => {
+    const data = { ok: 1, $hkt_icon: { color: 'red', category: 'truck', filename: 't.png' }, list: [1, 'a', null, [true, {}]], empty: [], none: {} };
+    assert.deepEqual(parseDataPatch(data, 'data'), data);
+    assert.deepEqual(parseData({ a: { b: null }, c: null }, 'data'), { a: { b: null } });
+    assert.deepEqual(parseDataPatch({ 'a b': { '': '', 'x\ty': 1 } }, 'data'), { 'a b': { '': '', 'x\ty': 1 } });
+  });
+
+  /** Data `levels` levels deep: the data object is level 1, each nested object one more. */
+  const deep = (levels: number, leaf: unknown = 1): Record<string, unknown> => {
+    let value: unknown = leaf;
+    for (let i = 1; i < levels; i++) value = i % 2 === 0 ? [value] : { n: value };
+    return { top: value };
+  };
+
+  it('allows 8 levels of objects and arrays (the data object is level 1); 9 is invalid_data naming the path', () => {
+    assert.equal(MAX_DATA_DEPTH, 8);
+    assert.deepEqual(parseDataPatch(deep(8), 'data'), deep(8));
     rejects(
-      () => parseDataPatch({ ok: 1, nested: { a: 1 } }, 'data'),
+      () => parseDataPatch(deep(9), 'data'),
       'invalid_data',
-      'data.nested must be a number, string, boolean or null; nested objects and arrays are not allowed (got an object)',
+      /^data\.top\[0\]\.n\[0\]\.n\[0\]\.n\[0\] is nested too deeply: data may hold at most 8 levels of objects and arrays \(the data object is level 1\)$/,
     );
-    rejects(() => parseDataPatch({ list: [1, 2] }, 'objects[4].data'), 'invalid_data', /^objects\[4\]\.data\.list .*\(got an array\)$/);
-    rejects(() => parseDataPatch({ 'a b': [] }, 'data'), 'invalid_data', /^data\["a b"\] must be/);
+    // An empty object or array at level 9 counts as a level too.
+    rejects(() => parseDataPatch(deep(8, {}), 'objects[4].data'), 'invalid_data', /^objects\[4\]\.data\.top.* is nested too deeply/);
+    rejects(() => parseObjectBody({ data: deep(9) }, 'o', NOW), 'invalid_data', /nested too deeply/);
+  });
+
+  it('checks nested values like top-level ones: finite numbers, valid Unicode, no other kinds', () => {
+    rejects(() => parseDataPatch({ a: [1, Number.NaN] }, 'data'), 'invalid_data', /^data\.a\[1\] must be a finite number/);
+    rejects(() => parseDataPatch({ a: { b: 'x\ud800' } }, 'data'), 'invalid_data', /^data\.a\.b holds an unpaired/);
+    rejects(() => parseDataPatch({ a: { '\udc00': 1 } }, 'data'), 'invalid_data', /^data\.a has a key "\\udc00" that holds an unpaired/);
+    rejects(() => parseDataPatch({ a: [new Date(0)] }, 'data'), 'invalid_data', /^data\.a\[0\] must be a JSON value/);
+    rejects(() => parseDataPatch({ a: { b: undefined } }, 'data'), 'invalid_data', /^data\.a\.b must be a JSON value: .*\(got nothing\)$/);
+    rejects(() => parseDataPatch({ a: ['x'.repeat(16_385)] }, 'data'), 'invalid_data', /^data\.a\[0\] is 16385 characters long; at most 16384/);
+    rejects(() => parseDataPatch({ a: { ['k'.repeat(16_385)]: 1 } }, 'data'), 'invalid_data', /^data\.a has a key "k{64}"… that is 16385 characters long/);
+  });
+
+  it('sameDataValue: equal JSON, key order included, whatever the object identity', () => {
+    assert.equal(sameDataValue({ a: [1, { b: null }] }, { a: [1, { b: null }] }), true);
+    assert.equal(sameDataValue('x', 'x'), true);
+    assert.equal(sameDataValue({ a: 1, b: 2 }, { b: 2, a: 1 }), false);
+    assert.equal(sameDataValue([1], [1, 2]), false);
+    assert.equal(sameDataValue([1], { 0: 1 }), false);
+    assert.equal(sameDataValue({ a: 1 }, { a: '1' }), false);
+    assert.equal(sameDataValue({ a: [] }, undefined), false);
+    assert.equal(sameDataValue(1, [1]), false);
+  });
+
+  it('counts keys and array elements at every level against the 1000', () => {
+    const members = (n: number): unknown[] => Array.from({ length: n }, (_, i) => i);
+    // 2 top-level keys + 998 elements = 1000.
+    assert.equal((parseDataPatch({ a: members(500), b: { c: members(497) } }, 'data').a as unknown[]).length, 500);
+    rejects(
+      () => parseDataPatch({ a: members(500), b: { c: members(498) } }, 'data'),
+      'invalid_data',
+      'data holds more than 1000 keys and array elements in all (nested values included); at most 1000 are allowed',
+    );
+    rejects(() => parseBulkBody({ objects: [{ id: 'x', data: { a: members(1000) } }] }, NOW, 10), 'invalid_data', /^objects\[0\]\.data holds more than 1000/);
   });
 
   it('rejects non-finite numbers and unpaired surrogates in strings', () => {
@@ -392,7 +447,7 @@ describe('parseObjectBody', () => {
 
   it('passes on location and data errors with their paths', () => {
     rejects(() => parseObjectBody({ location: { longitude: 0, latitude: 99 } }, 'o', NOW), 'invalid_location', /^location\.latitude must be/);
-    rejects(() => parseObjectBody({ data: { x: { y: 1 } } }, 'o', NOW), 'invalid_data', /^data\.x must be/);
+    rejects(() => parseObjectBody({ data: { x: { y: Number.NaN } } }, 'o', NOW), 'invalid_data', /^data\.x\.y must be a finite number/);
     rejects(() => parseObjectBody({ data: null }, 'o', NOW), 'invalid_data', 'data must be a JSON object (got null)');
   });
 });
@@ -446,7 +501,7 @@ describe('parseBulkBody', () => {
       'objects[2].location.latitude must be a number between -90 and 90 (got -91)',
     );
     rejects(() => parseBulkBody(bulk({ id: 'x', location: null }), NOW, 10), 'invalid_location', /^objects\[2\]\.location must be a location object/);
-    rejects(() => parseBulkBody(bulk({ id: 'x', data: { d: [] } }), NOW, 10), 'invalid_data', /^objects\[2\]\.data\.d must be/);
+    rejects(() => parseBulkBody(bulk({ id: 'x', data: { d: [Infinity] } }), NOW, 10), 'invalid_data', /^objects\[2\]\.data\.d\[0\] must be/);
     rejects(() => parseBulkBody(bulk({ id: 'x', label: 1 }), NOW, 10), 'invalid_request', /^objects\[2\]\.label must be a string or null/);
   });
 });
@@ -534,7 +589,8 @@ describe('parseAreaPatch', () => {
     rejects(() => parseAreaPatch('z', { shape: null }, 100), 'invalid_shape', /null is not allowed/);
     rejects(() => parseAreaPatch('z', { colour: 'red' }, 100), 'invalid_request', /^unknown key "colour"/);
     rejects(() => parseAreaPatch('z', { id: 'q' }, 100), 'invalid_id', /differs/);
-    rejects(() => parseAreaPatch('z', { data: { x: {} } }, 100), 'invalid_data', /^data\.x must be/);
+    rejects(() => parseAreaPatch('z', { data: { x: [Number.NaN] } }, 100), 'invalid_data', /^data\.x\[0\] must be a finite number/);
+    assert.deepEqual(parseAreaPatch('z', { data: { x: {}, y: [{ z: null }] } }, 100).data, { x: {}, y: [{ z: null }] });
   });
 });
 

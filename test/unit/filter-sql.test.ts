@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { compareCodePoints, matchesFilter } from '../../internal/domain/filter.js';
-import type { Data, DataValue, FilterCondition, FilterOp, ObjectPatch, TrackedObject } from '../../internal/domain/types.js';
+import type { Data, FilterCondition, FilterOp, ObjectPatch, ScalarValue, TrackedObject } from '../../internal/domain/types.js';
 import { openSqliteStore } from '../../internal/store/sqlite/sqlite-store.js';
 
 const NOW = '2024-05-01T12:00:00.000Z';
@@ -23,9 +23,15 @@ after(async () => {
 /** 2^60 + 256: JSON.stringify writes 1152921504606847200, which SQLite reads as that exact integer. */
 const BIG = 2 ** 60 + 256;
 
-const VALUES: readonly (string | number | boolean)[] = [
-  1, '1', true, 'true', false, 0, '0', '', '[1]', '{}', 'null', 90, '90', '90abc', -0.5, 0.01, 1e21, BIG, 2 ** 53, 2 ** 53 + 2,
-  'a', 'A', 'van', 'a\u0000b', '\uFFFF', '😀', 'x"y', 'a\\b',
+/**
+ * Nested values (objects and arrays): equal to no filter value and ordered against none,
+ * also where their JSON text is a string a filter may hold ('[1]', '{}', '[]').
+ */
+const NESTED: readonly Data[string][] = [[1], {}, [], { a: 1 }, ['van'], [90], { s: 'van' }, [null], [[1]], [true], { '': '' }];
+
+const VALUES: readonly Data[string][] = [
+  1, '1', true, 'true', false, 0, '0', '', '[1]', '{}', '[]', '{"a":1}', 'null', 90, '90', '90abc', -0.5, 0.01, 1e21, BIG, 2 ** 53, 2 ** 53 + 2,
+  'a', 'A', 'van', 'a\u0000b', '\uFFFF', '😀', 'x"y', 'a\\b', ...NESTED,
 ];
 
 const KEYS = ['s', 'x"y', 'a\\b', 'a.b', '$'];
@@ -37,12 +43,13 @@ function patches(): ObjectPatch[] {
     ...VALUES.map((value, i): ObjectPatch => ({ id: `v${String(i).padStart(2, '0')}`, data: { s: value } })),
     { id: 'keys-1', data: { 'x"y': 'van', 'a\\b': 1, 'a.b': true, $: '' } },
     { id: 'keys-2', data: { 'x"y': 1, 'a\\b': 'van', 'a.b': 'van', $: 0 } },
+    { id: 'keys-4', data: { 'x"y': ['van'], 'a\\b': { x: 1 }, 'a.b': [true], $: [] } },
     // Keys a and b beside the key `a.b` of the others: that key is not the path a → b.
     { id: 'keys-3', data: { a: 'b', b: 'van' } },
   ];
 }
 
-const FILTER_VALUES: readonly DataValue[] = [...VALUES, null, BIG - 256, BIG + 256, -1, 0.5, 91, 'b', 'vam'];
+const FILTER_VALUES: readonly ScalarValue[] = [...VALUES.filter((v): v is string | number | boolean => typeof v !== 'object'), null, BIG - 256, BIG + 256, -1, 0.5, 91, 'b', 'vam'];
 const OPS: readonly FilterOp[] = ['=', '!=', '>', '<', '>=', '<='];
 
 async function ids(filter: FilterCondition[]): Promise<string[]> {
@@ -107,7 +114,7 @@ void describe('compileFilter: SQL that decides as matchesFilter does', () => {
   });
 
   void it('keeps types apart: the string "1", the number 1 and true', async () => {
-    const found = async (value: DataValue): Promise<(Data | undefined)[]> =>
+    const found = async (value: ScalarValue): Promise<(Data | undefined)[]> =>
       (await ids([{ field: 's', op: '=', value }])).map((id) => objects.find((o) => o.id === id)?.data);
     assert.deepEqual(await found(1), [{ s: 1 }]);
     assert.deepEqual(await found('1'), [{ s: '1' }]);
@@ -118,7 +125,7 @@ void describe('compileFilter: SQL that decides as matchesFilter does', () => {
   });
 
   void it('`>` and `<` never cross types: no string is > a number, no number or boolean < a string', async () => {
-    const types = async (op: FilterOp, value: DataValue): Promise<string[]> => {
+    const types = async (op: FilterOp, value: ScalarValue): Promise<string[]> => {
       const found = await ids([{ field: 's', op, value }]);
       return [...new Set(found.map((id) => typeof objects.find((o) => o.id === id)?.data.s))].sort();
     };
@@ -126,6 +133,23 @@ void describe('compileFilter: SQL that decides as matchesFilter does', () => {
     assert.deepEqual(await types('<', 2), ['number']);
     assert.deepEqual(await types('<', 'b'), ['string']);
     assert.deepEqual(await types('>', ''), ['string']);
+  });
+
+  void it('a nested value is never equal or ordered: `=` and the orders are false, `!=` and `!=null` true', async () => {
+    const nestedIds = objects.filter((o) => typeof o.data.s === 'object').map((o) => o.id);
+    assert.equal(nestedIds.length, NESTED.length);
+    for (const value of FILTER_VALUES) {
+      for (const op of OPS) {
+        const found = new Set(await ids([{ field: 's', op, value }]));
+        const holds = op === '!=';
+        for (const id of nestedIds) assert.equal(found.has(id), holds, `${id} s ${op} ${JSON.stringify(value)}`);
+      }
+    }
+    assert.deepEqual(
+      (await ids([{ field: 's', op: '=', value: '[1]' }])).map((id) => objects.find((o) => o.id === id)?.data.s),
+      ['[1]'],
+      'the string "[1]" only, not the array [1]',
+    );
   });
 
   void it('`!=` matches a missing key; `=null` a missing key, `!=null` a present one', async () => {

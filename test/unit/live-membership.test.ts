@@ -200,4 +200,54 @@ describe('live membership', () => {
     assert.ok(cleared !== undefined, 'clearing the task ids is an update');
     assert.equal('tds' in cleared, false);
   });
+
+  it('a nested value never equals a condition: the member leaves on `=`, joins on `!=`, and a scalar brings it back', async () => {
+    const { live, write } = setup();
+    const equal = new FakeConnection();
+    const differ = new FakeConnection();
+    // A whole-realm `=` condition: the subscription is indexed by the value it wants.
+    await live.create(equal, 'eq', ref, { typ: 'obj', sty: 'rea', atr: ['type="car"'] });
+    await live.create(differ, 'ne', ref, { typ: 'obj', sty: 'rea', atr: ['type!="car"'] });
+    await sleep(10);
+    const nested = (value: unknown): TrackedObject => ({ id: 'a', label: null, location: null, data: { type: value as never }, seen: null });
+    write(nested('car'));
+    await sleep(20);
+    write(nested(['car']));
+    await sleep(20);
+    write(nested({ car: true }));
+    await sleep(20);
+    write(nested('car'));
+    await sleep(20);
+    assert.deepEqual(summary(equal.take()), [
+      ['eq', 'dta', ['a'], [], []],
+      ['eq', 'dta', [], [], ['a']],
+      ['eq', 'dta', ['a'], [], []],
+    ]);
+    assert.deepEqual(summary(differ.take()), [
+      ['ne', 'dta', ['a'], [], []],
+      ['ne', 'dta', [], ['a'], []],
+      ['ne', 'dta', [], [], ['a']],
+    ]);
+  });
+
+  it('a rewrite with equal nested values (new objects, same JSON) pushes nothing; a changed or reordered one is an upd', async () => {
+    const { live, write } = setup();
+    const conn = new FakeConnection();
+    await live.create(conn, 's', ref, { typ: 'obj', sty: 'rea' });
+    await sleep(10);
+    const icon = (json: string): TrackedObject => ({ id: 'a', label: null, location: null, data: JSON.parse(json) as TrackedObject['data'], seen: null });
+    write(icon('{"icon":{"c":"red","n":[1,{"x":null}]}}'));
+    await sleep(20);
+    write(icon('{"icon":{"c":"red","n":[1,{"x":null}]}}'));
+    await sleep(20);
+    write(icon('{"icon":{"n":[1,{"x":null}],"c":"red"}}'));
+    await sleep(20);
+    write(icon('{"icon":{"n":[1,{"x":0}],"c":"red"}}'));
+    await sleep(20);
+    assert.deepEqual(summary(conn.take()), [
+      ['s', 'dta', ['a'], [], []],
+      ['s', 'dta', [], ['a'], []],
+      ['s', 'dta', [], ['a'], []],
+    ]);
+  });
 });

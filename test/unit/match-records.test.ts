@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { findMatch, keepBest, matchEntity, matchTerm, rankRecords, scoreOf, type MatchField } from '../../internal/domain/match-records.js';
+import { findMatch, keepBest, matchEntity, matchTerm, rankRecords, scoreOf, type MatchField, type Searchable } from '../../internal/domain/match-records.js';
 
 const all = new Set<MatchField>(['id', 'label', 'data']);
 const at = (value: string, text: string): [number, number] | null => findMatch(value, matchTerm(text));
@@ -42,6 +42,19 @@ void describe('match records (hivekit-compat 7.2)', () => {
     assert.equal(records[0]?.property, undefined);
     assert.ok(!('property' in (records[0] ?? {})));
     assert.deepEqual(matchEntity({ id: 'x', label: null, data: { a: 'van' } }, 'area', matchTerm('van'), new Set<MatchField>(['label'])), []);
+  });
+
+  void it('nested data values: the first matching string leaf (document order) makes one record, named by the top-level key', () => {
+    const data = JSON.parse('{"$hkt_icon":{"category":"van","filename":"van.png","n":7},"stops":[["x"],{"name":"Vanløse"}],"k":{"van":1}}') as Searchable['data'];
+    const records = matchEntity({ id: 'x', label: null, data }, 'object', matchTerm('van'), all);
+    assert.deepEqual(
+      records.map((r) => [r.field, r.value, r.start, r.end, r.property]),
+      [
+        ['data', 'van', 0, 3, '$hkt_icon'],
+        ['data', 'Vanløse', 0, 3, 'stops'],
+      ],
+    );
+    assert.deepEqual(matchEntity({ id: 'x', label: null, data }, 'object', matchTerm('7'), all), []);
   });
 
   void it('scores: id and label over data, whole values over parts; ranks and caps by entity', () => {

@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { describe, it } from 'node:test';
-import { parseFilter } from '../../internal/domain/filter.js';
+import { matchesFilter, parseFilter } from '../../internal/domain/filter.js';
 import { foldPatches } from '../../internal/domain/object.js';
-import type { Shape, TrackedObject } from '../../internal/domain/types.js';
+import type { Data, Shape, TrackedObject } from '../../internal/domain/types.js';
 import { compileShape, haversineMeters, shapeBounds } from '../../internal/geo/contains.js';
 import { ConfigError } from '../../internal/config/config.js';
 import { LocusError } from '../../internal/errors.js';
@@ -101,6 +101,69 @@ void describe('mongodb: filters', () => {
     assert.deepEqual(filterQuery(f('a!=null,label!=null,a>"0"')), {
       $and: [{ d: { $elemMatch: { k: 'a' } } }, { l: { $ne: null } }, { d: { $elemMatch: { k: 'a', v: { $gt: '0' } } } }],
     });
+  });
+});
+
+/**
+ * What MongoDB decides for the data-key conditions filterQuery sends, over the pairs `d`
+ * that dataToPairs stores: `$elemMatch` (some pair meets every field), `$not`, `$and`,
+ * equality and `$gt`/`$lt`/`$gte`/`$lte` on `v`. Per MongoDB's query semantics: a field a
+ * pair lacks equals nothing but null (never asked here) and orders against nothing; the
+ * orders compare numbers with numbers and strings with strings only; and an array in `v`
+ * would match when any element does, which is why nested values never go there.
+ */
+function mongoMatches(pairs: readonly Record<string, unknown>[], query: Record<string, unknown>): boolean {
+  const fieldMeets = (actual: unknown, wanted: unknown): boolean => {
+    if (Array.isArray(actual)) return actual.some((item) => fieldMeets(item, wanted)) || JSON.stringify(actual) === JSON.stringify(wanted);
+    if (typeof wanted !== 'object' || wanted === null) return actual !== undefined && actual === wanted;
+    const [[op, bound]] = Object.entries(wanted) as [[string, number | string]];
+    if (typeof actual !== typeof bound || (typeof actual !== 'number' && typeof actual !== 'string')) return false;
+    const a = actual;
+    return op === '$gt' ? a > bound : op === '$lt' ? a < bound : op === '$gte' ? a >= bound : a <= bound;
+  };
+  const elemMatch = (cond: Record<string, unknown>): boolean =>
+    pairs.some((pair) => Object.entries(cond).every(([field, wanted]) => fieldMeets(pair[field], wanted)));
+  const [[key, value]] = Object.entries(query) as [[string, Record<string, unknown>]];
+  if (key === '$and') return (value as unknown as Record<string, unknown>[]).every((part) => mongoMatches(pairs, part));
+  if (key === '_id') return false; // NOTHING
+  assert.equal(key, 'd');
+  if ('$not' in value) return !elemMatch((value.$not as { $elemMatch: Record<string, unknown> }).$elemMatch);
+  return elemMatch(value.$elemMatch as Record<string, unknown>);
+}
+
+void describe('mongodb: nested data values', () => {
+  void it('are stored as JSON text in `j`, never in `v`, with the words of their string leaves', () => {
+    const data = JSON.parse('{"icon":{"color":"Red","n":[1,"Zoë"],"__proto__":{"$x":null}},"list":[],"s":"plain"}') as Data;
+    const pairs = dataToPairs(data, true);
+    assert.deepEqual(pairs, [
+      { k: 'icon', j: '{"color":"Red","n":[1,"Zoë"],"__proto__":{"$x":null}}', w: ['red', 'zoe'] },
+      { k: 'list', j: '[]' },
+      { k: 's', v: 'plain', w: ['plain'] },
+    ]);
+    assert.deepEqual(dataToPairs(data, false), pairs.map(({ w: _w, ...pair }) => pair));
+    const back = pairsToData(pairs);
+    assert.equal(JSON.stringify(back), JSON.stringify(data));
+    assert.ok(Object.hasOwn(back.icon as object, '__proto__'));
+    assert.equal(JSON.stringify(projectPairs(pairs, ['list', 'icon'])), '{"list":[],"icon":{"color":"Red","n":[1,"Zoë"],"__proto__":{"$x":null}}}');
+    const merge = JSON.stringify(dataMergeExpression({ icon: { color: 'Blue' }, s: null }));
+    assert.ok(merge.includes('{"$literal":[{"k":"icon","j":"{\\"color\\":\\"Blue\\"}","w":["blue"]}]}'), merge);
+  });
+
+  void it('property: the filter documents select over the stored pairs exactly what matchesFilter selects', () => {
+    const scalar = fc.oneof(fc.constantFrom(0, 1, 5, -1, 'a', 'b', '5', '[5]', '{}', '', true, false));
+    const nested = fc.oneof(fc.array(fc.oneof(scalar, fc.constant(null), fc.array(scalar, { maxLength: 2 })), { maxLength: 3 }), fc.dictionary(fc.constantFrom('a', 'v', 'k'), scalar, { maxKeys: 2 }));
+    const data = fc.dictionary(fc.constantFrom('a', 'b'), fc.oneof(scalar, nested), { maxKeys: 2 }) as fc.Arbitrary<Data>;
+    const condition = fc.tuple(fc.constantFrom('a', 'b'), fc.constantFrom('=', '!=', '>', '<', '>=', '<='), fc.constantFrom('5', '"5"', '1', 'a', '"[5]"', '"{}"', 'true', 'null', '""', '-1'));
+    fc.assert(
+      fc.property(data, fc.array(condition, { minLength: 1, maxLength: 2 }), (d, conditions) => {
+        const conds = f(conditions.map(([field, op, value]) => `${field}${op}${value}`).join(','));
+        const obj: TrackedObject = { id: 'x', label: null, location: null, data: d, seen: null };
+        const query = filterQuery(conds);
+        const selected = query === null || mongoMatches(dataToPairs(d, true) as unknown as Record<string, unknown>[], query);
+        assert.equal(selected, matchesFilter(obj, conds), `${JSON.stringify(d)} ${JSON.stringify(query)}`);
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
 

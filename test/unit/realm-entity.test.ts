@@ -36,9 +36,15 @@ describe('parseRealmCreate', () => {
     expectLocusError(() => parseRealmCreate('r', { label: 'x', data: { a: Number.NaN } }), 'invalid_data', /finite number/);
     expectLocusError(() => parseRealmCreate('r', { label: 'x', data: { a: new Date(0) } }), 'invalid_data', /JSON value/);
     let deep: unknown = 1;
-    for (let i = 0; i < 31; i++) deep = [deep];
-    assert.ok(parseRealmCreate('r', { label: 'x', data: { a: deep } }), '32 levels');
-    expectLocusError(() => parseRealmCreate('r', { label: 'x', data: { a: [deep] } }), 'invalid_data', /at most 32 levels/);
+    for (let i = 0; i < 7; i++) deep = [deep];
+    assert.ok(parseRealmCreate('r', { label: 'x', data: { a: deep } }), '8 levels, the data object included');
+    expectLocusError(
+      () => parseRealmCreate('r', { label: 'x', data: { a: [deep] } }),
+      'invalid_data',
+      /^data\.a\[0\]\[0\]\[0\]\[0\]\[0\]\[0\]\[0\] is nested too deeply: data may hold at most 8 levels/,
+    );
+    // Realm data strings are bounded by the 64 KiB of the whole, not by the length of one object data string.
+    assert.ok(parseRealmCreate('r', { label: 'x', data: { a: ['x'.repeat(20_000)] } }));
     const fits = 'x'.repeat(MAX_REALM_DATA_BYTES - '{"a":""}'.length);
     assert.ok(parseRealmCreate('r', { label: 'x', data: { a: fits } }), 'exactly 64 KiB');
     expectLocusError(() => parseRealmCreate('r', { label: 'x', data: { a: `${fits}é` } }), 'invalid_data', /65538 bytes as JSON; at most 65536/);

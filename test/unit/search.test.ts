@@ -117,6 +117,13 @@ describe('objectSearchWords', () => {
   });
 });
 
+describe('objectSearchWords of nested data values', () => {
+  it('takes the string leaves at any depth, in document order; not keys, numbers, booleans or nulls inside', () => {
+    const data = JSON.parse('{"icon":{"color":"Crimson","size":12,"tags":["Zürich",true,null,[["deep"]]]},"n":3}') as TrackedObject['data'];
+    assert.deepEqual(objectSearchWords(object('o', null, data)), ['o', 'crimson', 'zurich', 'deep', '3']);
+  });
+});
+
 describe('matchesSearch and parseSearchQuery', () => {
   const tractor = object('vehicle/17', 'Big Tractor', { driver: 'Anna Müller', load: 12.5, active: true, city: '東京' });
 

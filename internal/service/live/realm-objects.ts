@@ -28,8 +28,9 @@
  */
 import RBush from 'rbush';
 import type { IdFilter } from '../../auth/rights.js';
-import type { DataValue, FilterCondition, Shape, TrackedObject } from '../../domain/types.js';
+import type { FilterCondition, ScalarValue, Shape, TrackedObject } from '../../domain/types.js';
 import type { ObjectOptions } from '../../domain/subscription-options.js';
+import { isNested, sameDataValue } from '../../domain/data.js';
 import { fieldValue, matchesFilter } from '../../domain/filter.js';
 import { sameTasks } from '../../domain/object.js';
 import { compileShape, shapeBounds, type PointTest } from '../../geo/contains.js';
@@ -54,7 +55,7 @@ interface KeyedGroup {
   name: string;
   field: string;
   target: 'data' | undefined;
-  byValue: Map<DataValue, Set<ObjectSubscription>>;
+  byValue: Map<ScalarValue, Set<ObjectSubscription>>;
 }
 
 /** The first `field = value` condition (value not null): only objects with that value can match. */
@@ -72,7 +73,7 @@ function sameData(a: TrackedObject['data'], b: TrackedObject['data']): boolean {
   if (a === b) return true;
   let n = 0;
   for (const key in a) {
-    if (a[key] !== b[key]) return false;
+    if (!sameDataValue(a[key], b[key])) return false;
     n++;
   }
   for (const key in b) if (Object.hasOwn(b, key)) n--;
@@ -118,7 +119,7 @@ export class ObjectSubscription implements LiveSubscription {
   /** Where index() put it: its boxes in the tree, the set it joined, whether memberOf lists it. */
   entries: TreeEntry[] = [];
   indexedIn: Set<ObjectSubscription> | null = null;
-  keyed: { group: KeyedGroup; value: DataValue } | null = null;
+  keyed: { group: KeyedGroup; value: ScalarValue } | null = null;
   tracking = false;
   closed = false;
 
@@ -330,7 +331,8 @@ export class RealmObjects {
     if (this.keyed.size > 0) {
       for (const group of this.keyed.values()) {
         const value = fieldValue(o, group.field, group.target);
-        if (value === undefined) continue;
+        // A nested value equals no condition's value (domain/filter.ts).
+        if (value === undefined || isNested(value)) continue;
         const subs = group.byValue.get(value);
         if (subs === undefined) continue;
         for (const sub of subs) {

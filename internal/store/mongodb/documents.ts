@@ -8,17 +8,27 @@
  * (domain/search.ts), computed once when the value is written, so that a data merge done
  * by the server itself (object-writes.ts) keeps the words of the kept values.
  *
+ * A nested value (an object or an array) is held as JSON text in `j`, never in `v`: a query
+ * on `v` then never reaches it, where MongoDB would match an array when any element
+ * matches and order objects among numbers and strings (filters compare top-level scalars
+ * only, decisions.md); and its keys may be anything, as the data's own. Its `w` holds the
+ * words of its string leaves.
+ *
  * Realm and area data (realms: nested JSON) are stored as JSON text: read and written
  * whole, never queried.
  */
-import { searchWords } from '../../domain/search.js';
+import { isNested } from '../../domain/data.js';
+import { dataValueWords } from '../../domain/search.js';
 import type { Area, Data, Location, RealmData, RealmSettings, Shape, SigningKeyRecord, TenantRecord, TokenRecord, TrackedObject } from '../../domain/types.js';
 import type { HistoryEntry } from '../port.js';
 
-/** One data key and value; `w`: the value's search words (objects only). */
+/** One data key and its value, `v` or `j`; `w`: the value's search words (objects only). */
 export interface DataPair {
   k: string;
-  v: string | number | boolean;
+  /** A string, number or boolean. */
+  v?: string | number | boolean;
+  /** A nested object or array, as JSON text. */
+  j?: string;
   w?: string[];
 }
 
@@ -108,11 +118,9 @@ export interface KeyDoc {
   created: string;
 }
 
-/** The search words of one data value (strings and numbers only, as objectSearchWords). */
-export function valueWords(value: string | number | boolean): string[] {
-  if (typeof value === 'string') return searchWords(value);
-  if (typeof value === 'number') return searchWords(JSON.stringify(value));
-  return [];
+/** The search words of one data value, as objectSearchWords finds them. */
+export function valueWords(value: Data[string]): string[] {
+  return dataValueWords(value);
 }
 
 /** Distinct words, first occurrence order. */
@@ -120,34 +128,46 @@ export function distinctWords(words: string[]): string[] {
   return [...new Set(words)];
 }
 
+/** A data pair, without words: a nested value as JSON text. */
+function pair(k: string, v: Data[string]): DataPair {
+  return isNested(v) ? { k, j: JSON.stringify(v) } : { k, v };
+}
+
 /** A data pair of an object, with its value's words. */
-export function objectPair(k: string, v: string | number | boolean): DataPair {
+export function objectPair(k: string, v: Data[string]): DataPair {
+  const p = pair(k, v);
   const words = valueWords(v);
-  return words.length === 0 ? { k, v } : { k, v, w: words };
+  if (words.length > 0) p.w = words;
+  return p;
 }
 
 /** Data as pairs, in key order; `withWords`: with each value's search words (objects). */
 export function dataToPairs(data: Data, withWords: boolean): DataPair[] {
   return Object.keys(data).map((k) => {
-    const v = data[k] as string | number | boolean;
-    return withWords ? objectPair(k, v) : { k, v };
+    const v = data[k] as Data[string];
+    return withWords ? objectPair(k, v) : pair(k, v);
   });
+}
+
+/** A pair's value (JSON.parse keeps a nested key `__proto__` an ordinary own key). */
+function pairValue(p: DataPair): Data[string] {
+  return p.j === undefined ? (p.v as string | number | boolean) : (JSON.parse(p.j) as Data[string]);
 }
 
 /** Pairs back to data; Object.fromEntries defines every key as an own property (`__proto__` too). */
 export function pairsToData(pairs: readonly DataPair[] | undefined): Data {
   if (pairs === undefined || pairs.length === 0) return {};
-  return Object.fromEntries(pairs.map((p) => [p.k, p.v]));
+  return Object.fromEntries(pairs.map((p) => [p.k, pairValue(p)]));
 }
 
 /** Only the named fields of the pairs (a list projection), in the order of `fields`. */
 export function projectPairs(pairs: readonly DataPair[] | undefined, fields: readonly string[] | null): Data {
   if (fields === null || fields.length === 0 || pairs === undefined) return {};
-  const byKey = new Map(pairs.map((p) => [p.k, p.v]));
-  const kept: [string, string | number | boolean][] = [];
+  const byKey = new Map(pairs.map((p) => [p.k, p]));
+  const kept: [string, Data[string]][] = [];
   for (const field of fields) {
-    const value = byKey.get(field);
-    if (value !== undefined) kept.push([field, value]);
+    const found = byKey.get(field);
+    if (found !== undefined) kept.push([field, pairValue(found)]);
   }
   return Object.fromEntries(kept);
 }

@@ -14,7 +14,7 @@
  * a field path.
  */
 import { searchWords } from '../../domain/search.js';
-import type { FoldedPatch, Location, TrackedObject } from '../../domain/types.js';
+import type { Data, DataPatch, FoldedPatch, Location, TrackedObject } from '../../domain/types.js';
 import { cleanLocation, dataToPairs, distinctWords, geoPoint, objectPair, type DataPair } from './documents.js';
 
 export type Expression = unknown;
@@ -33,11 +33,11 @@ function storedNotNewer(time: string): Expression {
 }
 
 /** The data merge of a data patch as an aggregation expression over the stored pairs `d`. */
-export function dataMergeExpression(patch: Record<string, string | number | boolean | null>): Expression {
+export function dataMergeExpression(patch: DataPatch): Expression {
   const keys = Object.keys(patch);
   const removed = keys.filter((k) => patch[k] === null);
   const setKeys = keys.filter((k) => patch[k] !== null);
-  const setPairs: DataPair[] = setKeys.map((k) => objectPair(k, patch[k] as string | number | boolean));
+  const setPairs: DataPair[] = setKeys.map((k) => objectPair(k, patch[k] as Data[string]));
   return {
     $let: {
       vars: { old: { $ifNull: ['$d', []] } },

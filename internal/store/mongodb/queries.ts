@@ -32,7 +32,12 @@ function columnCondition(path: '_id' | 'l', { op, value }: FilterCondition): Que
   return typeof value === 'string' ? { [path]: { [RANGE[op] as string]: value } } : NOTHING;
 }
 
-/** One condition on a data key (the pairs `d`: `{k, v}`). */
+/**
+ * One condition on a data key (the pairs `d`: `{k, v}`). A nested value's pair has no `v`
+ * (documents.ts: its JSON text is in `j`), so no value condition reaches it: `=` and the
+ * orders fail, `!=` holds, `=null` fails and `!=null` holds (the key is there), as
+ * matchesFilter decides.
+ */
 function dataCondition({ field, op, value }: FilterCondition): QueryDoc | null {
   if (op === '=') return value === null ? { d: { $not: { $elemMatch: { k: field } } } } : { d: { $elemMatch: { k: field, v: value } } };
   if (op === '!=') return value === null ? { d: { $elemMatch: { k: field } } } : { d: { $not: { $elemMatch: { k: field, v: value } } } };

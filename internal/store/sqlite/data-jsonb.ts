@@ -9,17 +9,20 @@
  * itself; 12, 13, 14, 15: the size follows in 1, 2, 4, 8 bytes, big-endian), then the
  * payload. Numbers are their JSON text (INT for an integer's digits, FLOAT otherwise);
  * strings their text without quotes (TEXT when it has no escape, TEXTJ with JSON's
- * escapes); an object's payload is its keys and values, each an element, in order. Data
- * is a flat object of strings, numbers and booleans (domain/types.ts Data).
+ * escapes); an object's payload is its keys and values, each an element, in order, an
+ * array's its elements. Data is an object of strings, numbers, booleans and nested objects
+ * and arrays, which may hold null too (domain/types.ts Data).
  */
 import type { Data } from '../../domain/types.js';
 
+const NULL = 0;
 const TRUE = 1;
 const FALSE = 2;
 const INT = 3;
 const FLOAT = 5;
 const TEXT = 7;
 const TEXTJ = 8;
+const ARRAY = 11;
 const OBJECT = 12;
 
 /** The most header bytes an element needs (a size of up to 2^32 − 1 bytes). */
@@ -89,14 +92,72 @@ function writeNumber(out: Buffer, at: number, value: number): number {
   return p;
 }
 
-/** The most bytes the elements of these data may take (UTF-8 and JSON escapes of every string included). */
-function bound(data: Data): number {
-  let bytes = MAX_HEADER;
-  for (const key in data) {
-    const value = data[key];
-    bytes += 2 * MAX_HEADER + 6 * key.length + (typeof value === 'string' ? 6 * value.length : 32);
+/** The most bytes the element of a value may take (UTF-8 and JSON escapes of every string included). */
+function valueBound(value: unknown): number {
+  if (typeof value === 'string') return MAX_HEADER + 6 * value.length;
+  if (Array.isArray(value)) {
+    let bytes = MAX_HEADER;
+    for (const item of value as unknown[]) bytes += valueBound(item);
+    return bytes;
   }
+  if (typeof value === 'object' && value !== null) return objectBound(value as Record<string, unknown>);
+  return 32;
+}
+
+/** The most bytes an object's element may take. */
+function objectBound(object: Record<string, unknown>): number {
+  let bytes = MAX_HEADER;
+  for (const key in object) bytes += MAX_HEADER + 6 * key.length + valueBound(object[key]);
   return bytes;
+}
+
+/** Bytes of the smallest header for a payload of `size` bytes. */
+function headerBytes(size: number): number {
+  return size <= 11 ? 1 : size <= 0xff ? 2 : size <= 0xffff ? 3 : 5;
+}
+
+/** The payload of an object (keys and values in order) at `at`; returns its end. */
+function writeMembers(out: Buffer, at: number, object: Record<string, unknown>): number {
+  let p = at;
+  for (const key in object) {
+    p = writeString(out, p, key);
+    p = writeValue(out, p, object[key], key);
+  }
+  return p;
+}
+
+/**
+ * A nested object or array at `at`: its payload is written after room for the largest
+ * header, then moved down next to its header when that is smaller (JSONB as SQLite makes
+ * it uses the smallest header). Returns its end.
+ */
+function writeContainer(out: Buffer, at: number, value: object): number {
+  const start = at + MAX_HEADER;
+  let end = start;
+  if (Array.isArray(value)) for (const item of value as unknown[]) end = writeValue(out, end, item, '');
+  else end = writeMembers(out, start, value as Record<string, unknown>);
+  const size = end - start;
+  const payloadAt = at + headerBytes(size);
+  if (payloadAt < start) out.copyWithin(payloadAt, start, end);
+  writeHeader(out, at, Array.isArray(value) ? ARRAY : OBJECT, size);
+  return payloadAt + size;
+}
+
+/** One value's element at `at`; `key` names the data key in the error for a value validated data never holds. */
+function writeValue(out: Buffer, at: number, value: unknown, key: string): number {
+  if (typeof value === 'string') return writeString(out, at, value);
+  if (typeof value === 'number' && Number.isFinite(value)) return writeNumber(out, at, value);
+  if (typeof value === 'boolean') {
+    out[at] = value ? TRUE : FALSE;
+    return at + 1;
+  }
+  if (value === null) {
+    out[at] = NULL;
+    return at + 1;
+  }
+  if (typeof value === 'object') return writeContainer(out, at, value);
+  // Validated data holds nothing else; anything else fails the write rather than being stored.
+  throw new TypeError(`data value of ${JSON.stringify(key)} is not JSON (a string, finite number, boolean, null, object or array)`);
 }
 
 /**
@@ -105,7 +166,12 @@ function bound(data: Data): number {
  * copies what it binds) and keep no reference to it.
  */
 export function encodeData(data: Data): Buffer {
-  const need = bound(data);
+  // Top-level scalars inline, as flat data (the common case) is all there is to most writes.
+  let need = MAX_HEADER;
+  for (const key in data) {
+    const value = data[key];
+    need += 2 * MAX_HEADER + 6 * key.length + (typeof value === 'string' ? 6 * value.length : typeof value === 'object' ? valueBound(value) : 32);
+  }
   if (need > scratch.length) scratch = Buffer.alloc(Math.max(need, scratch.length * 2));
   const out = scratch;
   // The payload first, after room for the object's largest header; the header then
@@ -118,11 +184,10 @@ export function encodeData(data: Data): Buffer {
     if (typeof value === 'string') at = writeString(out, at, value);
     else if (typeof value === 'number' && Number.isFinite(value)) at = writeNumber(out, at, value);
     else if (typeof value === 'boolean') out[at++] = value ? TRUE : FALSE;
-    // Validated data holds nothing else; anything else fails the write rather than being stored.
-    else throw new TypeError(`data value of ${JSON.stringify(key)} is not a string, finite number or boolean`);
+    else at = writeValue(out, at, value, key);
   }
   const size = at - start;
-  const headerBytes = size <= 11 ? 1 : size <= 0xff ? 2 : size <= 0xffff ? 3 : 5;
-  writeHeader(out, start - headerBytes, OBJECT, size);
-  return out.subarray(start - headerBytes, at);
+  const header = headerBytes(size);
+  writeHeader(out, start - header, OBJECT, size);
+  return out.subarray(start - header, at);
 }

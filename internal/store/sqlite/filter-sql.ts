@@ -8,7 +8,8 @@
  *   or `\` in the key is written as a \u escape, which SQLite's path parser decodes).
  * - Type-strict: a string matches only a JSON string, a number only a JSON number
  *   (compared as REAL: the double JSON.parse would give, also for integers that
- *   JSON.stringify wrote rounded), true/false only true/false. json_extract gives the
+ *   JSON.stringify wrote rounded), true/false only true/false; a nested object or array
+ *   matches no value (`!=` then holds, as it does across types). json_extract gives the
  *   value; json_type is asked only where the value is ambiguous (dataCondition).
  * - Every compiled condition is TRUE or FALSE, never NULL (IS, coalesce), so that `!=`
  *   can be written as NOT(`=`): a missing field is `!=` anything but null.
@@ -19,7 +20,7 @@
  *   makes the whole query empty without running it.
  */
 import { compareCodePoints } from '../../domain/filter.js';
-import type { DataValue, FilterCondition } from '../../domain/types.js';
+import type { FilterCondition, ScalarValue } from '../../domain/types.js';
 
 export interface CompiledFilter {
   /** SQL terms ANDed together (alias `o` for objects); empty when nothing remains to test. */
@@ -50,7 +51,7 @@ const FALSE = '0';
  * rows that pass it, to reject what the value cannot tell apart: true/false
  * extract as 1/0, and CAST turns a string such as "90" into a number.
  */
-function dataCondition(path: string, op: FilterCondition['op'], value: DataValue, params: (string | number)[]): string {
+function dataCondition(path: string, op: FilterCondition['op'], value: ScalarValue, params: (string | number)[]): string {
   const type = `json_type(o.data, ?)`;
   const extract = `json_extract(o.data, ?)`;
   const isNumber = `${type} IN ('integer', 'real')`;
@@ -67,11 +68,11 @@ function dataCondition(path: string, op: FilterCondition['op'], value: DataValue
       params.push(path, value, path);
       return `(CAST(${extract} AS REAL) IS ? AND ${isNumber})`;
     }
-    // Data is flat (domain/data.ts: no arrays or objects), so json_extract gives TEXT
-    // for a JSON string only; numbers and true/false give INTEGER or REAL, never equal
-    // to a TEXT parameter.
-    params.push(path, value);
-    return `(${extract} IS ?)`;
+    // json_extract gives TEXT for a JSON string, and also for a nested object or array
+    // (its JSON text, which a quoted filter value could spell): the type tells them apart.
+    // Numbers and true/false give INTEGER or REAL, never equal to a TEXT parameter.
+    params.push(path, value, path);
+    return `(${extract} IS ? AND ${type} = 'text')`;
   };
   switch (op) {
     case '=':
@@ -87,12 +88,8 @@ function dataCondition(path: string, op: FilterCondition['op'], value: DataValue
         return `(coalesce(CAST(${extract} AS REAL) ${op} ?, 0) AND ${isNumber})`;
       }
       if (typeof value === 'string') {
-        // SQLite sorts every number (and true/false, as 1/0) before every TEXT: no
-        // number is `>` a string, but each is `<` one. (Flat data: no TEXT but strings.)
-        if (op === '>' || op === '>=') {
-          params.push(path, value);
-          return `coalesce(${extract} ${op} ?, 0)`;
-        }
+        // Only a JSON string compares: numbers and true/false extract as numbers (which
+        // SQLite sorts before every TEXT), nested values as their JSON text.
         params.push(path, value, path);
         return `(coalesce(${extract} ${op} ?, 0) AND ${type} IS 'text')`;
       }
@@ -101,7 +98,7 @@ function dataCondition(path: string, op: FilterCondition['op'], value: DataValue
 }
 
 /** The label column: a string or NULL. */
-function labelCondition(op: FilterCondition['op'], value: DataValue, params: (string | number)[]): string {
+function labelCondition(op: FilterCondition['op'], value: ScalarValue, params: (string | number)[]): string {
   const equals = (): string => {
     if (value === null) return 'o.label IS NULL';
     if (typeof value !== 'string') return FALSE;

@@ -20,7 +20,7 @@
  */
 import type { Database, Statement } from 'better-sqlite3';
 import { compareCodePoints } from '../../domain/filter.js';
-import type { BBox, TrackedObject } from '../../domain/types.js';
+import type { BBox, Data, TrackedObject } from '../../domain/types.js';
 import { compileShape, type PointTest } from '../../geo/contains.js';
 import type { ObjectListQuery, Page, SearchHit, SearchQuery } from '../port.js';
 import { compileFilter, dataPath } from './filter-sql.js';
@@ -77,8 +77,8 @@ function projector(fields: string[] | null | undefined): (row: ObjectTuple) => T
   // No data (fields null or empty): nothing to parse.
   if (fields === null || fields.length === 0) return (row) => ({ id: row[1], label: row[2], location: null, data: {}, seen: row[7] });
   return (row) => {
-    const values = JSON.parse(row[8]) as (string | number | boolean | null)[];
-    const kept: [string, string | number | boolean][] = [];
+    const values = JSON.parse(row[8]) as (Data[string] | null)[];
+    const kept: [string, Data[string]][] = [];
     fields.forEach((field, i) => {
       const value = values[i];
       if (value !== null && value !== undefined) kept.push([field, value]);

@@ -24,6 +24,7 @@
  */
 import type { Database, Statement, Transaction } from 'better-sqlite3';
 import { unknownRealm } from '../../errors.js';
+import { isNested, sameDataValue } from '../../domain/data.js';
 import { applyPatch, foldPatches } from '../../domain/object.js';
 import type { FoldedPatch, ObjectChange, ObjectPatch, TrackedObject } from '../../domain/types.js';
 import { locationExtra } from './current-fix.js';
@@ -170,9 +171,9 @@ function heldFromRow(row: ObjectStateRow): RecentObject {
 }
 
 /**
- * True when a write left the label and data as they were (data values are flat: numbers,
- * strings, booleans). A tracker that sends the same data with every fix then writes no
- * snapshot.
+ * True when a write left the label and data as they were (nested values compared as JSON:
+ * a write gives them as new objects). A tracker that sends the same data with every fix then
+ * writes no snapshot.
  */
 export function sameSnapshot(old: TrackedObject, next: TrackedObject): boolean {
   if (old.label !== next.label) return false;
@@ -180,7 +181,9 @@ export function sameSnapshot(old: TrackedObject, next: TrackedObject): boolean {
   const keys = Object.keys(next.data);
   if (keys.length !== Object.keys(old.data).length) return false;
   for (const key of keys) {
-    if (!Object.hasOwn(old.data, key) || !Object.is(old.data[key], next.data[key])) return false;
+    if (!Object.hasOwn(old.data, key)) return false;
+    const value = next.data[key];
+    if (!Object.is(old.data[key], value) && !(isNested(value) && sameDataValue(old.data[key], value))) return false;
   }
   return true;
 }

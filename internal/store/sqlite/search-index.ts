@@ -11,8 +11,9 @@
  * first `x` ends it): a prefix query for `7xtrac` reaches only realm 7's words starting
  * with `trac`, and never wades through another realm's postings.
  */
-import { objectSearchWords, searchWords } from '../../domain/search.js';
-import type { TrackedObject } from '../../domain/types.js';
+import { isNested } from '../../domain/data.js';
+import { dataValueWords, objectSearchWords, searchWords } from '../../domain/search.js';
+import type { Data, TrackedObject } from '../../domain/types.js';
 
 function prefixed(key: number, words: readonly string[]): string {
   if (words.length === 0) return '';
@@ -38,7 +39,10 @@ const valueCache = new Map<string | number | boolean, ValueEntry>();
 const VALUE_CACHE_SIZE = 65_536;
 const CACHED_TEXT_LENGTH = 64;
 
-function valueText(key: number, value: string | number | boolean): string {
+function valueText(key: number, value: Data[string]): string {
+  // A nested value is its string leaves' words; such values are rarely shared, and a
+  // cache keyed by object identity would only hold them alive.
+  if (isNested(value)) return prefixed(key, dataValueWords(value));
   let entry = valueCache.get(value);
   if (entry === undefined) {
     const words = objectSearchWords({ id: '', label: null, location: null, data: { value }, seen: null });
