@@ -139,6 +139,20 @@ export function credentialsSecretName(realmName: string): string {
   return `${realmName.slice(0, 253 - suffix.length - 11)}-${hash}${suffix}`;
 }
 
+/** A label value's longest length (Kubernetes refuses a Secret with a longer one). */
+const LABEL_VALUE_MAX = 63;
+
+/**
+ * The labels of a Realm's credentials Secret: managed-by, and the Realm's name where it fits
+ * a label value (a Realm name may be up to 253 characters; the owner reference names the
+ * Realm in any case, so a longer name is left out rather than cut).
+ */
+export function credentialsSecretLabels(realmName: string): Record<string, string> {
+  const labels: Record<string, string> = { [MANAGED_BY_LABEL]: MANAGED_BY };
+  if (realmName.length <= LABEL_VALUE_MAX) labels[REALM_LABEL] = realmName;
+  return labels;
+}
+
 /** What the Secret watch sees of a Secret: enough to find the Realms it concerns. */
 export interface WatchedSecret {
   namespace: string;

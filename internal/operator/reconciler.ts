@@ -26,6 +26,7 @@ import type { RealmResource } from '../kube/realm-resource.js';
 import {
   CREDENTIAL_KEYS,
   credentialsLedger,
+  credentialsSecretLabels,
   credentialsSecretName,
   deletionPolicyOf,
   desiredRealm,
@@ -34,7 +35,6 @@ import {
   MANAGED_BY,
   MANAGED_BY_LABEL,
   nextStep,
-  REALM_LABEL,
   realmIdOwner,
   RETIRED_KEYS_ANNOTATION,
   replacedIds,
@@ -305,7 +305,7 @@ export class Reconciler {
       const write = {
         name,
         namespace: tenant,
-        labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [REALM_LABEL]: realm.metadata.name },
+        labels: credentialsSecretLabels(realm.metadata.name),
         annotations: {},
         data,
         owner: realm,

@@ -83,7 +83,7 @@ async function operatorKubeconfig(kube: KubeApiServer, dir: string): Promise<str
 }
 
 interface SecretJson {
-  metadata: { resourceVersion: string; annotations?: Record<string, string>; ownerReferences?: { uid: string; kind: string }[] };
+  metadata: { resourceVersion: string; annotations?: Record<string, string>; labels?: Record<string, string>; ownerReferences?: { uid: string; kind: string }[] };
   data?: Record<string, string>;
 }
 
@@ -257,6 +257,18 @@ void describe('the Kubernetes operator on a real kube-apiserver, with an API pro
     const events = await kube.request('GET', '/api/v1/namespaces/tenant-a/events');
     const reasons = (events.body as { items: { reason: string; involvedObject: { name: string } }[] }).items.filter((e) => e.involvedObject.name === 'fleet').map((e) => e.reason);
     for (const reason of ['Created', 'TenantKeyCreated', 'CredentialsCreated']) assert.ok(reasons.includes(reason), `no ${reason} Event in ${reasons.join(', ')}`);
+  });
+
+  void it('a Realm whose name is longer than a label value (63) gets its credentials Secret too', async () => {
+    const name = `long-${'x'.repeat(90)}`;
+    await applyRealm('tenant-a', name, { realmId: 'long-name' });
+    const realm = await ready('tenant-a', name);
+    const secretName = realm.status?.credentialsSecret ?? '';
+    const secret = await secretOf('tenant-a', secretName);
+    assert.ok(secret !== null, `no Secret ${secretName}`);
+    assert.equal(secret.data.realm, 'long-name');
+    assert.equal(secret.json.metadata.labels?.['locus.dev/realm'], undefined);
+    assert.equal((await putObject('long-name', 'a', secret.data.token ?? '')).status, 200);
   });
 
   void it("a JWT signed with the namespace's tenant key reaches every Realm of that namespace and none of another's", async () => {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   credentialsLedger,
+  credentialsSecretLabels,
   credentialsSecretName,
   desiredRealm,
   dueRetiredKeys,
@@ -75,6 +76,10 @@ void describe('operator desired state', () => {
     assert.ok(long.length <= 253);
     assert.match(long, /^a+-[0-9a-f]{10}-locus-credentials$/);
     assert.notEqual(long, credentialsSecretName(`${'a'.repeat(252)}b`));
+    // A label value holds at most 63 characters: a longer Realm name is left out of the labels.
+    assert.deepEqual(credentialsSecretLabels('fleet'), { 'app.kubernetes.io/managed-by': 'locus-operator', 'locus.dev/realm': 'fleet' });
+    assert.equal(credentialsSecretLabels('a'.repeat(63))['locus.dev/realm'], 'a'.repeat(63));
+    assert.deepEqual(credentialsSecretLabels('a'.repeat(64)), { 'app.kubernetes.io/managed-by': 'locus-operator' });
   });
 
   void it('rotates for a new annotation value only, from the Realm or the Secret', () => {
