@@ -15,7 +15,10 @@ COPY tsconfig.json ./
 COPY cmd ./cmd
 COPY internal ./internal
 COPY test ./test
-RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+# The commit built, for locus_build_info and /v2/version (.git is not in the build context):
+# docker build --build-arg LOCUS_BUILD_REVISION=$(git rev-parse --short=12 HEAD) .
+ARG LOCUS_BUILD_REVISION=unknown
+RUN LOCUS_BUILD_REVISION="$LOCUS_BUILD_REVISION" npm run build && npm prune --omit=dev --no-audit --no-fund
 
 # 2. Run: only what the processes need (test/integration/runtime-image.test.ts lays out the
 # files these COPY lines name and starts the server, the operator and the CLI from them).
