@@ -69,10 +69,15 @@ function dataCondition(path: string, op: FilterCondition['op'], value: ScalarVal
       return `(CAST(${extract} AS REAL) IS ? AND ${isNumber})`;
     }
     // json_extract gives TEXT for a JSON string, and also for a nested object or array
-    // (its JSON text, which a quoted filter value could spell): the type tells them apart.
-    // Numbers and true/false give INTEGER or REAL, never equal to a TEXT parameter.
-    params.push(path, value, path);
-    return `(${extract} IS ? AND ${type} = 'text')`;
+    // (its JSON text). Only a value starting as JSON text does can equal that, so only then
+    // is the type asked (the common equality stays one json_extract per row). Numbers and
+    // true/false give INTEGER or REAL, never equal to a TEXT parameter.
+    if (value.startsWith('{') || value.startsWith('[')) {
+      params.push(path, value, path);
+      return `(${extract} IS ? AND ${type} = 'text')`;
+    }
+    params.push(path, value);
+    return `(${extract} IS ?)`;
   };
   switch (op) {
     case '=':
