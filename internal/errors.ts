@@ -16,6 +16,8 @@ export const errorCatalogue = {
   invalid_query: { status: 400 },
   invalid_cursor: { status: 400 },
   invalid_settings: { status: 400 },
+  /** A HiveScript source that does not parse or check; the message begins `Error: Incorrect Syntax.` (compat 4.9). */
+  invalid_instruction: { status: 400 },
   unauthorized: { status: 401, closeCode: 4401 },
   forbidden: { status: 403, closeCode: 4403 },
   not_found: { status: 404 },
@@ -68,6 +70,12 @@ export const realmExists = (realmId: string, cause?: unknown): LocusError =>
 /** v1 texts for a missing object or area (compat 4.2, 4.3). */
 export const unknownObject = (objectId: string): LocusError => notFound(`unknown object ${objectId.slice(0, 256)}`);
 export const unknownArea = (areaId: string): LocusError => notFound(`unknown area ${areaId.slice(0, 256)}`);
+/** v1 texts for instructions and tasks (compat 4.9, 4.10). */
+export const instructionExists = (id: string, cause?: unknown): LocusError =>
+  new LocusError('conflict', `instruction with id ${id} already exists`, { cause });
+export const unknownInstruction = (id: string): LocusError => notFound(`unknown instruction ${id.slice(0, 256)}`);
+export const taskExists = (id: string, cause?: unknown): LocusError => new LocusError('conflict', `task with id ${id} already exists`, { cause });
+export const unknownTask = (id: string): LocusError => notFound(`unknown task ${id.slice(0, 256)}`);
 export const tooLarge = (message: string): LocusError => new LocusError('too_large', message);
 
 /** Maps anything thrown to a LocusError; unknown errors become `internal` without leaking their text. */

@@ -4,6 +4,7 @@
  * changes. Plain JSON data: they cross process boundaries unchanged (events/port.ts carries
  * them); the wire forms are the transports' (transport/actions/codec.ts).
  */
+import type { TaskChange } from './task.js';
 import type { Area, ConnectionStatus, RealmData, TrackedObject } from './types.js';
 
 /**
@@ -75,6 +76,28 @@ export interface PublishedEvent {
   dat: unknown;
 }
 
+/** An instruction of the realm was created, changed or deleted (`ins` subscriptions re-read the map). */
+export interface InstructionChangedEvent {
+  kind: 'ins';
+  realm: string;
+  id: string;
+  act: 'cre' | 'upd' | 'del';
+}
+
+/** A log event of the realm's instructions (hivescript.md 7), from the process that evaluates them. */
+export interface InstructionLogEvent {
+  kind: 'log';
+  realm: string;
+  entry: { id: string; lvl: 'info' | 'warn' | 'error'; tim: string; msg: string };
+}
+
+/** A task was created, changed or deleted. */
+export interface TaskChangedEvent {
+  kind: 'tsk';
+  realm: string;
+  change: TaskChange;
+}
+
 /** What subscribers receive. */
 export type LocusEvent =
   | LocationEvent
@@ -84,7 +107,10 @@ export type LocusEvent =
   | ObjectWrittenEvent
   | AreaWrittenEvent
   | PresenceEvent
-  | PublishedEvent;
+  | PublishedEvent
+  | InstructionChangedEvent
+  | InstructionLogEvent
+  | TaskChangedEvent;
 
 /**
  * A realm was created, updated (label or data) or deleted: published on its tenant's subject

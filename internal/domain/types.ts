@@ -92,6 +92,17 @@ export interface ObjectChange {
   /** Fixes written to history by this write. */
   history: Location[];
   time: string;
+  /** Who made the write; absent: a client. */
+  origin?: ChangeOrigin;
+}
+
+/**
+ * Who made a write: absent for clients; an instruction's action carries the instruction and the
+ * depth of the chain of instructions that led to it (a client's write triggers depth 1).
+ */
+export interface ChangeOrigin {
+  instruction: string;
+  depth: number;
 }
 
 export interface CircleShape {
@@ -136,6 +147,8 @@ export interface AreaChange {
   id: string;
   old: Area | null;
   new: Area | null;
+  /** Who made the write; absent: a client. */
+  origin?: ChangeOrigin;
 }
 
 export type Scope = 'read' | 'write' | 'admin';

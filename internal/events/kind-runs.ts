@@ -33,11 +33,17 @@ function keyOf(event: LocusEvent): string {
       return `a${event.area.id}`;
     case 'del':
       return 'object' in event ? `o${event.object}` : `a${event.area}`;
+    case 'ins':
+      return `i${event.id}`;
+    case 'log':
+      return `l${event.entry.id}`;
+    case 'tsk':
+      return `t${event.change.id}`;
   }
 }
 
 /** Send order of the kinds. */
-const rank: Record<LocusEvent['kind'], number> = { obj: 0, loc: 1, exi: 2, ent: 3, del: 4, are: 5, cst: 6, pub: 7 };
+const rank: Record<LocusEvent['kind'], number> = { obj: 0, loc: 1, exi: 2, ent: 3, del: 4, are: 5, cst: 6, pub: 7, ins: 8, log: 9, tsk: 10 };
 const kinds = Object.keys(rank) as LocusEvent['kind'][];
 
 /** The events in runs of one kind each, in the order to send them; see the module comment. */

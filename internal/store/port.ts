@@ -26,6 +26,8 @@ import type {
   TokenRecord,
   TrackedObject,
 } from '../domain/types.js';
+import type { InstructionPatch, InstructionRecord, Lease, MembershipChange, PendingAction } from '../domain/instruction.js';
+import type { TaskChange, TaskPatch, TaskRecord } from '../domain/task.js';
 
 export interface Page<T> {
   items: T[];
@@ -214,6 +216,62 @@ export interface AreaStore {
   list(realm: string, query: AreaListQuery): Promise<Page<Area>>;
   /** Null when it did not exist. */
   delete(realm: string, id: string): Promise<AreaChange | null>;
+}
+
+/**
+ * Instructions and the engine's state for them (domain/instruction.ts). Membership and pending
+ * actions change together, in one transaction (applyMembership), so a process that dies never
+ * leaves one without the other.
+ */
+export interface InstructionStore {
+  /** Throws `instructionExists` (409) for an existing id. */
+  create(realm: string, record: InstructionRecord): Promise<void>;
+  get(realm: string, id: string): Promise<InstructionRecord | null>;
+  /** In creation order. */
+  list(realm: string): Promise<InstructionRecord[]>;
+  count(realm: string): Promise<number>;
+  /** Null when there is no such instruction. A new source bumps the generation and drops its membership and pending actions in the same transaction. */
+  update(realm: string, id: string, patch: InstructionPatch, now: string): Promise<InstructionRecord | null>;
+  /** Drops its membership and pending actions too. */
+  delete(realm: string, id: string): Promise<boolean>;
+  /** The realms (storage keys) that hold at least one instruction. */
+  realmsWithInstructions(): Promise<string[]>;
+  /** The entry keys currently in the instruction's `when` set (of its current generation). */
+  members(realm: string, id: string): Promise<string[]>;
+  /**
+   * Applies membership changes and adds the pending actions they cause, atomically; a change
+   * whose generation is no longer the instruction's is skipped (with its actions).
+   */
+  applyMembership(realm: string, changes: readonly MembershipChange[], actions: readonly PendingAction[]): Promise<void>;
+  /** Pending actions of the realm, oldest first (at most `limit`). */
+  pending(realm: string, limit: number): Promise<PendingAction[]>;
+  /** Removes carried-out (or abandoned) actions by key. */
+  completePending(realm: string, keys: readonly string[]): Promise<void>;
+  /** Records another attempt of a pending action. */
+  recordAttempt(realm: string, key: string): Promise<void>;
+}
+
+/** Expiring named leases held in the store: one holder at a time, taken over once expired. */
+export interface LeaseStore {
+  /**
+   * Takes or renews the lease for `holder` until now + ttlMs when it is free, expired or already
+   * the holder's; returns the lease as it stands afterwards (someone else's when not taken).
+   */
+  acquire(name: string, holder: string, ttlMs: number, now: string): Promise<Lease>;
+  /** Gives the lease up if `holder` holds it. */
+  release(name: string, holder: string): Promise<void>;
+}
+
+/** Tasks (domain/task.ts). */
+export interface TaskStore {
+  /** Throws a 409 conflict for an existing id. */
+  create(realm: string, task: TaskRecord): Promise<TaskChange>;
+  /** Null when there is no such task. */
+  update(realm: string, id: string, patch: TaskPatch, now: string): Promise<TaskChange | null>;
+  get(realm: string, id: string): Promise<TaskRecord | null>;
+  /** In creation order. */
+  list(realm: string): Promise<TaskRecord[]>;
+  delete(realm: string, id: string): Promise<TaskChange | null>;
 }
 
 export interface Store {

@@ -24,7 +24,9 @@ const keyOf = (e: LocusEvent): string =>
         ? `a${e.area.id}`
         : 'object' in e
           ? `o${e.object}`
-          : `a${e.area}`;
+          : 'area' in e
+            ? `a${e.area}`
+            : e.kind;
 
 const show = (runs: { kind: string; events: LocusEvent[] }[]): string[] => runs.map((r) => `${r.kind}:${r.events.map(keyOf).join(',')}`);
 
