@@ -71,6 +71,7 @@ class OwnedStore implements Store {
   readonly signingKeys: Store['signingKeys'];
   readonly objects: Store['objects'];
   readonly areas: Store['areas'];
+  readonly tasks: Store['tasks'];
 
   constructor(
     private readonly store: Store,
@@ -82,6 +83,7 @@ class OwnedStore implements Store {
     this.signingKeys = store.signingKeys;
     this.objects = store.objects;
     this.areas = store.areas;
+    this.tasks = store.tasks;
   }
 
   ping(): Promise<void> {

@@ -281,6 +281,7 @@ export interface Store {
   readonly signingKeys: SigningKeyStore;
   readonly objects: ObjectStore;
   readonly areas: AreaStore;
+  readonly tasks: TaskStore;
   /** Resolves when the store can serve requests (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;

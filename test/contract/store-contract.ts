@@ -12,6 +12,7 @@ import { describe, it } from 'node:test';
 import { LocusError, type ErrorCode } from '../../internal/errors.js';
 import type { Area, Data, Location, ObjectChange, RealmSettings, SigningKeyRecord, TokenRecord, TrackedObject } from '../../internal/domain/types.js';
 import { queryContract } from './store-contract-queries.js';
+import { taskContract } from './store-contract-tasks.js';
 import type { Store } from '../../internal/store/port.js';
 
 // Fix times (T) and server receive times (N); normalised ISO, so string order is time order.
@@ -1076,6 +1077,10 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
 
     void describe('queries', () => {
       queryContract(withStore);
+    });
+
+    void describe('tasks', () => {
+      taskContract(withStore);
     });
   });
 }

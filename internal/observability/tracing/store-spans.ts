@@ -18,6 +18,7 @@ const parts: { readonly [P in Exclude<keyof Store, 'ping' | 'close'>]: Methods<S
   signingKeys: { create: true, get: true, listByTenant: true, delete: true },
   objects: { upsertMany: true, get: true, list: true, delete: true, search: true, history: true, pruneHistory: true },
   areas: { create: true, update: true, get: true, list: true, delete: true },
+  tasks: { create: true, update: true, get: true, list: true, delete: true },
 };
 
 type AsyncMethod = (...args: unknown[]) => Promise<unknown>;
@@ -72,6 +73,7 @@ export function tracedStore(store: Store, tracer: Tracer): Store {
     signingKeys: tracedPart(tracer, 'signingKeys', store.signingKeys, parts.signingKeys),
     objects: tracedPart(tracer, 'objects', store.objects, parts.objects),
     areas: tracedPart(tracer, 'areas', store.areas, parts.areas),
+    tasks: tracedPart(tracer, 'tasks', store.tasks, parts.tasks),
     ping: traced(tracer, 'ping', store, () => store.ping()) as () => Promise<void>,
     close: () => store.close(),
   };

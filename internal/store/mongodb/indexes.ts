@@ -20,7 +20,7 @@ export const CONTROL_INDEXES: Record<'realms' | 'tokens' | 'signing_keys', Index
 };
 
 /** A realm's database. */
-export const REALM_INDEXES: Record<'objects' | 'areas' | 'history', IndexDescription[]> = {
+export const REALM_INDEXES: Record<'objects' | 'areas' | 'history' | 'tasks', IndexDescription[]> = {
   objects: [
     { key: { g: '2dsphere' }, name: 'location_2dsphere', '2dsphereIndexVersion': 3 },
     // Whole-word search over the label and string data values (operators' ad hoc $text queries).
@@ -37,6 +37,8 @@ export const REALM_INDEXES: Record<'objects' | 'areas' | 'history', IndexDescrip
     { key: { o: 1, t: 1 }, name: 'object_time', unique: true },
     { key: { t: 1 }, name: 'time' },
   ],
+  // Tasks list in creation order.
+  tasks: [{ key: { s: 1 }, name: 'sequence' }],
 };
 
 export async function ensureControlIndexes(db: Db): Promise<void> {

@@ -3,7 +3,7 @@
  *
  * A control database (the URL's path, default `locus`) holds tenants, signing keys, tokens
  * and the realm registry; each realm has a database of its own (names.ts) with `objects`,
- * `areas` and `history` (indexes.ts). Indexes are made at start (control and every
+ * `areas`, `history`, `tasks` and `counters` (indexes.ts). Indexes are made at start (control and every
  * registered realm) and when a realm is provisioned (put, create, first write).
  *
  * Connection: a pool (maxPoolSize, default 50), server selection and connect timeouts
@@ -22,6 +22,7 @@ import { translateMongoError } from './mongo-errors.js';
 import { controlDatabaseName } from './names.js';
 import { MongoObjectStore } from './object-store.js';
 import { RealmDatabases } from './realm-databases.js';
+import { MongoTaskStore } from './task-store.js';
 
 export interface MongoStoreOptions {
   /** The clock for records the store makes itself (the default tenant's creation time). */
@@ -60,6 +61,7 @@ export class MongoStore implements Store {
   readonly signingKeys: MongoSigningKeyStore;
   readonly objects: MongoObjectStore;
   readonly areas: MongoAreaStore;
+  readonly tasks: MongoTaskStore;
   private closed = false;
 
   constructor(
@@ -71,6 +73,7 @@ export class MongoStore implements Store {
     const databases = new RealmDatabases(client, controlName, async (realm) => (await c.realms.findOne({ _id: realm }, { projection: { _id: 1 } })) !== null);
     this.objects = new MongoObjectStore(databases);
     this.areas = new MongoAreaStore(databases);
+    this.tasks = new MongoTaskStore(databases);
     this.realms = new MongoRealmStore(c, databases, this.objects);
     this.tokens = new MongoTokenStore(c);
     this.tenants = new MongoTenantStore(c);

@@ -32,7 +32,7 @@ export class RealmDatabases {
     return this.client.db(this.name(realm));
   }
 
-  collection<T extends Document>(realm: string, name: 'objects' | 'areas' | 'history'): Collection<T> {
+  collection<T extends Document>(realm: string, name: 'objects' | 'areas' | 'history' | 'tasks' | 'counters'): Collection<T> {
     return this.db(realm).collection<T>(name);
   }
 

@@ -128,6 +128,11 @@
  * through the index (one more lookup per chunk, each about 200 bytes: a page holds fixes
  * of about 8 minutes of one tracker). The migration copies the chunks in the order of
  * their last time.
+ *
+ * Version 16 adds `tasks` (Hivekit tasks, hivekit-compat.md 4.10): one row per task, its
+ * steps, location and data as JSON text, keyed by (realm, id). The rowid `seq` gives the
+ * creation order lists are served in: a new row's rowid is above every existing one's,
+ * so the order holds across deletes. The migration only creates the table.
  */
 import type { Database } from 'better-sqlite3';
 import type { Location } from '../../domain/types.js';
@@ -390,6 +395,25 @@ const MIGRATIONS: readonly Migration[] = [
   DROP TABLE history;
   ALTER TABLE history_v15 RENAME TO history;
   CREATE UNIQUE INDEX history_by_object ON history (orow, last);
+  `,
+  // Version 16: tasks (self-contained).
+  `
+  CREATE TABLE IF NOT EXISTS tasks (
+    seq         INTEGER PRIMARY KEY,
+    realm       TEXT NOT NULL,
+    id          TEXT NOT NULL,
+    label       TEXT,
+    description TEXT,
+    status      TEXT NOT NULL,
+    steps       TEXT NOT NULL,
+    target      TEXT,
+    location    TEXT,
+    data        TEXT NOT NULL,
+    created     TEXT NOT NULL,
+    updated     TEXT NOT NULL
+  );
+  CREATE UNIQUE INDEX IF NOT EXISTS tasks_by_id ON tasks (realm, id);
+  CREATE INDEX IF NOT EXISTS tasks_by_realm ON tasks (realm, seq);
   `,
 ];
 

@@ -17,7 +17,7 @@ import { applyAreaPatch } from '../../domain/area.js';
 import { applyRealmPatch } from '../../domain/realm-entity.js';
 import { splitRealmKey } from '../../domain/realm-key.js';
 import type { Area, AreaChange, AreaCreate, AreaPatch, Realm, RealmPatch, RealmSettings, TokenRecord } from '../../domain/types.js';
-import type { AreaListQuery, AreaStore, Page, RealmStore, SigningKeyStore, Store, TenantStore, TokenStore } from '../port.js';
+import type { AreaListQuery, AreaStore, Page, RealmStore, SigningKeyStore, Store, TaskStore, TenantStore, TokenStore } from '../port.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +28,7 @@ import { areaFromRow, realmFromRow, tokenFromRow, type AreaRow, type RealmRow, t
 import { configure, migrate } from './schema.js';
 import { SearchIndexer } from './search-indexer.js';
 import { isUniqueViolation, settle } from './sqlite-errors.js';
+import { SqliteTaskStore } from './task-store.js';
 import { SqliteSigningKeyStore, SqliteTenantStore } from './tenant-store.js';
 
 type Db = Database.Database;
@@ -60,6 +61,7 @@ class SqliteRealmStore implements RealmStore {
       'DELETE FROM snapshots WHERE orow IN (SELECT rowid FROM objects WHERE realm = ?)',
       'DELETE FROM objects WHERE realm = ?',
       'DELETE FROM areas WHERE realm = ?',
+      'DELETE FROM tasks WHERE realm = ?',
       'DELETE FROM tokens WHERE realm = ?',
     ].map((sql) => db.prepare<[string]>(sql));
     const deleteRealm = db.prepare<[string]>('DELETE FROM realms WHERE id = ?');
@@ -261,6 +263,7 @@ export class SqliteStore implements Store {
   readonly signingKeys: SigningKeyStore;
   readonly objects: SqliteObjectStore;
   readonly areas: AreaStore;
+  readonly tasks: TaskStore;
   private readonly db: Db;
   private readonly pingStatement: Statement<[], unknown>;
   /** WAL checkpoints on a worker thread. */
@@ -296,6 +299,7 @@ export class SqliteStore implements Store {
         (realm) => objects.forgetRealm(realm),
       );
       this.areas = new SqliteAreaStore(db);
+      this.tasks = new SqliteTaskStore(db);
       this.signingKeys = new SqliteSigningKeyStore(db);
       this.tenants = new SqliteTenantStore(db);
       this.pingStatement = db.prepare('SELECT 1');
