@@ -55,7 +55,7 @@ export function parseDescription(value: unknown, path: string): string | null {
  * keys set to null left out). A given array replaces the task's steps whole.
  */
 export function parseSteps(value: unknown, path: string): TaskStep[] {
-  if (!Array.isArray(value)) throw invalid(`${path} must be an array of steps {label, status, data} (got ${describe(value)})`);
+  if (!Array.isArray(value)) throw invalid(`${path} must be an array of step objects {label, status, data} (got ${describe(value)})`);
   const items: unknown[] = value;
   if (items.length > MAX_TASK_STEPS) throw invalid(`${path} has ${items.length} steps; at most ${MAX_TASK_STEPS} are allowed`);
   return items.map((item, i) => {

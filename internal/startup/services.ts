@@ -22,6 +22,7 @@ import { PresenceRegistry } from '../service/presence-registry.js';
 import { PubSub } from '../service/pubsub.js';
 import { RealmService } from '../service/realms.js';
 import { Subscriptions } from '../service/subscriptions.js';
+import { TaskService } from '../service/tasks.js';
 import { TenantService } from '../service/tenants.js';
 import type { Store } from '../store/port.js';
 
@@ -37,6 +38,7 @@ export interface Services {
   readonly access: Access;
   readonly objects: ObjectService;
   readonly areas: AreaService;
+  readonly tasks: TaskService;
   readonly subscriptions: Subscriptions;
   readonly live: LiveSubscriptions;
   /** Null while tracing is off. */
@@ -80,7 +82,7 @@ export function buildServices(
   const access = new Access(authenticator, realms, new RateLimiter(), { rateLimit, rateBurst, authFailureRate, authFailureBurst }, clock);
   const { maxBulk, maxPage, maxFilterConditions, maxVertices, maxFutureSkewS } = config;
   const live = new LiveSubscriptions(
-    { bus, objects: store.objects, areas: store.areas, realms: store.realms, presence, onError: (err) => logger.error({ err }, 'subscription update failed') },
+    { bus, objects: store.objects, areas: store.areas, tasks: store.tasks, realms: store.realms, presence, onError: (err) => logger.error({ err }, 'subscription update failed') },
     { maxVertices, maxConditions: maxFilterConditions },
   );
   // Level-based repair: when the bus may have lost messages, the caches have dropped what they
@@ -105,6 +107,8 @@ export function buildServices(
     access,
     objects: new ObjectService(store, clock, { maxBulk, maxPage, maxFilterConditions, maxVertices, maxFutureSkewS }, changes, presence),
     areas: new AreaService(store, { maxPage, maxVertices }, changes, control),
+    // Task changes go straight to the bus: they reach the task subscriptions of every process.
+    tasks: new TaskService(store, clock, bus),
     subscriptions: new Subscriptions(bus),
     live,
     tracing,

@@ -88,7 +88,7 @@ async function run(): Promise<Result> {
     const { realm } = await store.realms.put('bench', { ...defaultRealmSettings }, new Date().toISOString());
     const engine = new GeofenceEngine(store.areas, bus);
     const objects = new ObjectService(store, Date.now, { maxBulk: 10_000, maxPage: 10_000, maxFilterConditions: 100, maxVertices: 1000, maxFutureSkewS: 300 }, engine);
-    const live = new LiveSubscriptions({ bus, objects: store.objects, areas: store.areas, realms: store.realms }, { maxVertices: 1000, maxConditions: 100 });
+    const live = new LiveSubscriptions({ bus, objects: store.objects, areas: store.areas, tasks: store.tasks, realms: store.realms }, { maxVertices: 1000, maxConditions: 100 });
     const rnd = mulberry32(7);
     const positions = startPositions(objectCount, rnd);
     const dataOf = (i: number): Record<string, string | number> => objectData(i, rnd);

@@ -336,7 +336,7 @@ describe('Hivekit subscriptions: create, exe, membership, delete', () => {
     f.live.delete(conn, 'again');
   });
 
-  it('refuses bad options with a clear 400 and creates nothing; instructions, logs and tasks with 501', async () => {
+  it('refuses bad options with a clear 400 and creates nothing; instructions and logs with 501', async () => {
     const conn = new FakeConnection();
     const bad: [unknown, RegExp][] = [
       [{ typ: 'obj', sty: 'cir' }, /dat\.sty "cir" needs the shape data in dat\.sha/],
@@ -360,7 +360,7 @@ describe('Hivekit subscriptions: create, exe, membership, delete', () => {
         return true;
       });
     }
-    for (const typ of ['ins', 'log', 'tsk']) {
+    for (const typ of ['ins', 'log']) {
       await assert.rejects(f.live.create(conn, 'bad', f.ref, { typ, sty: 'rea' }), { status: 501, message: new RegExp(`dat.typ "${typ}"`) });
     }
     assert.equal(f.live.count(), 0);

@@ -84,7 +84,7 @@ export async function liveFixture(options: { cycleMs?: number; maxPerConnection?
   const status = new Map<string, 'con' | 'dis'>();
   const presence: PresenceLookup = { statusOf: (_realm, id) => status.get(id) ?? 'dis' };
   const live = new LiveSubscriptions(
-    { bus, objects: store.objects, areas: store.areas, realms: store.realms, presence },
+    { bus, objects: store.objects, areas: store.areas, tasks: store.tasks, realms: store.realms, presence },
     { maxVertices: 1000, maxConditions: 100, cycleMs: options.cycleMs ?? 10, ...(options.maxPerConnection === undefined ? {} : { maxPerConnection: options.maxPerConnection }) },
   );
   const ref: RealmRef = { key: realm.id, name: realm.id, tenant: 'default', label: realm.label, data: realm.data };

@@ -50,7 +50,7 @@ function setup(): { store: GatedStore; bus: LocalEventBus; live: LiveSubscriptio
     throw err;
   });
   const live = new LiveSubscriptions(
-    { bus, objects: store, areas: { list: () => Promise.resolve({ items: [], next: null }) }, realms: { get: () => Promise.resolve(null) } },
+    { bus, objects: store, areas: { list: () => Promise.resolve({ items: [], next: null }) }, tasks: { list: () => Promise.resolve([]) }, realms: { get: () => Promise.resolve(null) } },
     { maxVertices: 100, maxConditions: 10, cycleMs: 5 },
   );
   return {

@@ -146,6 +146,7 @@ describe('live subscriptions: resync after lost bus messages', () => {
         bus: f.bus,
         objects: f.store.objects,
         areas: f.store.areas,
+        tasks: f.store.tasks,
         realms: {
           get: async (id) => {
             reads++;

@@ -4,10 +4,10 @@
  * another subscription), and their pushes.
  *
  * Kinds (`dat.typ`): objects (`obj`, realm-objects.ts), areas (`are`: always `uty:"ful"` with
- * the realm's complete area set), realm data (`rea`: `{"rea":{"id","lab","dat"}}` after each
+ * the realm's complete area set), tasks (`tsk`, realm-tasks.ts: `cre`/`upd`/`del` like objects), realm data (`rea`: `{"rea":{"id","lab","dat"}}` after each
  * update of that realm) and realm events (`sys`: `{"dat":{"typ":"rea","id","act"}}` for each
  * realm create, update and delete of the tenant). Everything arrives through the event bus:
- * a realm's `obj`, `del`, `cst`, `are` events and its deletion, and the tenant channel's
+ * a realm's `obj`, `del`, `cst`, `are`, `tsk` events and its deletion, and the tenant channel's
  * realm changes. Each realm or tenant with subscriptions here holds one bus subscription.
  *
  * Pushes are batched per connection (connection-live.ts, every `cycleMs`). `exe:true` and
@@ -42,11 +42,12 @@ import {
 } from '../../domain/subscription-options.js';
 import type { RealmChangedEvent } from '../../domain/events.js';
 import type { BusSubscription, EventBus, RealmMessage } from '../../events/port.js';
-import type { AreaStore, ObjectStore, RealmStore } from '../../store/port.js';
+import type { AreaStore, ObjectStore, RealmStore, TaskStore } from '../../store/port.js';
 import type { V1Connection } from '../../transport/actions/v1-handler.js';
 import { noPresence, type PresenceLookup } from '../presence-port.js';
 import { ConnectionLive, type LiveSubscription } from './connection-live.js';
 import { ObjectSubscription, RealmObjects } from './realm-objects.js';
+import { RealmTasks, TaskSubscription } from './realm-tasks.js';
 import { realmRecord, v1Records, type RecordFormat } from './records.js';
 
 /** `unknown subscription <id>`, 404 (the brief's fixed text). */
@@ -100,6 +101,7 @@ export interface LiveDeps {
   bus: EventBus;
   objects: Pick<ObjectStore, 'list' | 'get'>;
   areas: Pick<AreaStore, 'list'>;
+  tasks: Pick<TaskStore, 'list'>;
   /** Where a resync finds out whether a realm still exists, and its label and data. */
   realms: Pick<RealmStore, 'get'>;
   presence?: PresenceLookup;
@@ -196,6 +198,7 @@ type AreaChange = { kind: 'are'; area: Area } | { kind: 'del'; id: string };
 class RealmLive {
   readonly objects: RealmObjects;
   readonly areaSubs = new Set<AreaSubscription>();
+  readonly tasks: RealmTasks;
   /** The realm's areas while it has area subscriptions (null: not loaded). */
   areaMap: Map<string, Area> | null = null;
   private areaLoad: Promise<void> | null = null;
@@ -210,14 +213,16 @@ class RealmLive {
     presence: PresenceLookup,
     objects: Pick<ObjectStore, 'list' | 'get'>,
     private readonly areas: Pick<AreaStore, 'list'>,
+    tasks: Pick<TaskStore, 'list'>,
     onError: (err: unknown) => void,
   ) {
     this.objects = new RealmObjects({ realm: key, records, presence }, objects, onError);
+    this.tasks = new RealmTasks(key, tasks, () => this.release());
     this.bus = owner.bus.subscribe(key, (message) => this.receive(message));
   }
 
   get empty(): boolean {
-    return this.objects.size === 0 && this.areaSubs.size === 0;
+    return this.objects.size === 0 && this.areaSubs.size === 0 && this.tasks.size === 0;
   }
 
   /** Loads the realm's areas once (events meanwhile queue and are replayed). */
@@ -306,6 +311,9 @@ class RealmLive {
         case 'are':
           this.areaChanged({ kind: 'are', area: event.area });
           break;
+        case 'tsk':
+          this.tasks.changed(event.change);
+          break;
         default:
           break;
       }
@@ -364,7 +372,7 @@ class TenantLive {
   }
 }
 
-type AnySubscription = ObjectSubscription | AreaSubscription | RealmDataSubscription | RealmEventsSubscription;
+type AnySubscription = ObjectSubscription | AreaSubscription | TaskSubscription | RealmDataSubscription | RealmEventsSubscription;
 
 export class LiveSubscriptions {
   readonly bus: EventBus;
@@ -427,6 +435,10 @@ export class LiveSubscriptions {
         const live = this.realmOf(realm.key);
         if (options.kind === 'obj') {
           sub = new ObjectSubscription(id, conn, live.objects, options, readable);
+        } else if (options.kind === 'tsk') {
+          const task = new TaskSubscription(id, conn, live.tasks, readable);
+          live.tasks.add(task);
+          sub = task;
         } else {
           const area = new AreaSubscription(id, conn, live, readable);
           live.areaSubs.add(area);
@@ -440,6 +452,9 @@ export class LiveSubscriptions {
       if (sub instanceof ObjectSubscription) await sub.realm.add(sub, exe);
       else if (sub instanceof AreaSubscription) {
         await sub.realm.areasReady();
+        if (exe) sub.pushFull();
+      } else if (sub instanceof TaskSubscription) {
+        await sub.realm.ready();
         if (exe) sub.pushFull();
       }
     } catch (err) {
@@ -465,6 +480,9 @@ export class LiveSubscriptions {
       await sub.realm.reconfigure(sub, next);
     } else if (sub instanceof AreaSubscription) {
       await sub.realm.areasReady();
+      sub.pushFull();
+    } else if (sub instanceof TaskSubscription) {
+      await sub.realm.ready();
       sub.pushFull();
     } else if (sub instanceof RealmDataSubscription) {
       sub.pushCurrent();
@@ -503,7 +521,7 @@ export class LiveSubscriptions {
     const reads: (() => Promise<void>)[] = [];
     let count = 0;
     for (const live of this.realms.values()) {
-      count += live.objects.size + live.areaSubs.size;
+      count += live.objects.size + live.areaSubs.size + live.tasks.size;
       realmChecks.push(() => this.checkRealm(live, reads));
     }
     for (const tenant of this.tenants.values()) {
@@ -527,6 +545,7 @@ export class LiveSubscriptions {
     }
     for (const sub of live.objects.subscriptions()) reads.push(() => live.objects.resync(sub));
     if (live.areaSubs.size > 0) reads.push(() => live.resyncAreas());
+    if (live.tasks.size > 0) reads.push(() => live.tasks.resync());
   }
 
   /** Realm data subscriptions of one realm: they end if it is gone, else push it if it differs. */
@@ -565,6 +584,7 @@ export class LiveSubscriptions {
   dropRealm(live: RealmLive): void {
     for (const sub of live.objects.subscriptions()) this.dropSubscription(sub.conn, sub);
     for (const sub of [...live.areaSubs]) this.dropSubscription(sub.conn, sub);
+    for (const sub of [...live.tasks.subs]) this.dropSubscription(sub.conn, sub);
     this.releaseRealm(live);
   }
 
@@ -598,7 +618,7 @@ export class LiveSubscriptions {
   private realmOf(key: string): RealmLive {
     let live = this.realms.get(key);
     if (live === undefined) {
-      live = new RealmLive(key, this, this.records, this.presence, this.deps.objects, this.deps.areas, this.onError);
+      live = new RealmLive(key, this, this.records, this.presence, this.deps.objects, this.deps.areas, this.deps.tasks, this.onError);
       this.realms.set(key, live);
     }
     return live;

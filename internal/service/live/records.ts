@@ -4,6 +4,7 @@
  * The one builder of both (transport/actions/v1-records.ts re-exports it and adds list entries).
  */
 import { toV1Shape, type V1ShapeData, type V1ShapeType } from '../../domain/hivekit-shapes.js';
+import type { TaskRecord, TaskStatus } from '../../domain/task.js';
 import type { Area, ConnectionStatus, Data, Location, RealmData, TrackedObject } from '../../domain/types.js';
 
 /** How pushed entities are written; the engine takes one so that tests can swap in their own. */
@@ -85,6 +86,44 @@ export function areaRecord(area: Area): V1AreaRecord {
 /** The realm-data push payload `{"id","lab"?,"dat"}` (`id`: the name the tenant knows). */
 export function realmRecord(name: string, label: string | null, data: RealmData): object {
   return label === null ? { id: name, dat: data } : { id: name, lab: label, dat: data };
+}
+
+/** A task step on the v1 wire: long keys (see taskRecord). */
+export interface V1TaskStep {
+  label?: string;
+  status: TaskStatus;
+  data: Data;
+}
+
+export interface V1TaskRecord {
+  id: string;
+  lab?: string;
+  dsc?: string;
+  sts: TaskStatus;
+  stp: V1TaskStep[];
+  tid?: string;
+  loc: V1Location;
+  dat: Data;
+}
+
+/**
+ * `{"id","lab"?,"dsc"?,"sts","stp","tid"?,"loc","dat"}` as `tsk rea` answers it, `tsk lis`
+ * lists it and `tsk` pushes carry it (compat 4.10): `loc` zero-filled (all zeros for a task
+ * with a target; `tim` only when its location has one), `lab`, `dsc` and `tid` only when set,
+ * `dat` always. Steps carry long keys `{label?, status, data}`: Hivekit's client renames only
+ * the top-level keys of a pushed record, and reads `steps[i].status` both from a read (where
+ * it renames the steps' short keys too, and keeps long ones) and from a push.
+ */
+export function taskRecord(task: TaskRecord): V1TaskRecord {
+  const record: Partial<V1TaskRecord> = { id: task.id };
+  if (task.label !== null) record.lab = task.label;
+  if (task.description !== null) record.dsc = task.description;
+  record.sts = task.status;
+  record.stp = task.steps.map((step) => (step.label === null ? { status: step.status, data: step.data } : { label: step.label, status: step.status, data: step.data }));
+  if (task.targetId !== null) record.tid = task.targetId;
+  record.loc = locationRecord(task.location);
+  record.dat = task.data;
+  return record as V1TaskRecord;
 }
 
 export const v1Records: RecordFormat = { object: objectRecord, area: areaRecord };

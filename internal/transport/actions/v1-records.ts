@@ -5,13 +5,13 @@
  * their keys (the client compares them with deep equality), so an unset label is `""` there;
  * records leave `lab` out when unset.
  */
-import { areaRecord, locationRecord, objectRecord } from '../../service/live/records.js';
+import { areaRecord, locationRecord, objectRecord, taskRecord } from '../../service/live/records.js';
 import type { ConnectionStatus, Data, ShapeType, TrackedObject } from '../../domain/types.js';
 import type { V1ShapeType } from './v1-shapes.js';
 
 // One builder for reads and pushes: service/live/records.ts.
-export { areaRecord, locationRecord, objectRecord };
-export type { V1AreaRecord, V1Location, V1ObjectRecord } from '../../service/live/records.js';
+export { areaRecord, locationRecord, objectRecord, taskRecord };
+export type { V1AreaRecord, V1Location, V1ObjectRecord, V1TaskRecord } from '../../service/live/records.js';
 
 export interface V1ObjectListEntry {
   id: string;

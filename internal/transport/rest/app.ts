@@ -13,6 +13,7 @@ import type { Access } from '../../service/access.js';
 import type { AreaService } from '../../service/areas.js';
 import type { ObjectService } from '../../service/objects.js';
 import type { RealmService } from '../../service/realms.js';
+import type { TaskService } from '../../service/tasks.js';
 import type { TenantService } from '../../service/tenants.js';
 import { keyedById } from '../../service/views.js';
 import { parseRestSearchParams, RealmSearch } from '../../service/realm-search.js';
@@ -27,6 +28,7 @@ import { wsPaths } from '../ws/ws-transport.js';
 import { errorHandler, methodNotAllowed, notFoundHandler, upgradeRequired } from './errors.js';
 import { adminRoutes } from './admin-routes.js';
 import { realmRoutes } from './realm-routes.js';
+import { taskRoutes } from './task-routes.js';
 import { mountedAt, param, principalOf } from './request-context.js';
 
 export interface RestDeps {
@@ -35,6 +37,7 @@ export interface RestDeps {
   tenants: TenantService;
   objects: ObjectService;
   areas: AreaService;
+  tasks: TaskService;
   store: Store;
   logger: Logger;
   maxBodyBytes: number;
@@ -81,7 +84,7 @@ function query(req: Request): Record<string, unknown> {
 
 /**
  * The `per` letter a REST request needs (opaque tokens: R needs scope read, the others write):
- * reads R, deletes D, an area create (POST, 409 on an existing id) C, every other write U
+ * reads R, deletes D, an area or task create (POST, 409 on an existing id) C, every other write U
  * (object writes are create-or-update: they need U, which C alone does not give).
  */
 function rightFor(req: Request): Right {
@@ -92,7 +95,7 @@ function rightFor(req: Request): Right {
     case 'DELETE':
       return 'D';
     case 'POST':
-      return req.path.startsWith('/area') ? 'C' : 'U';
+      return req.path.startsWith('/area') || req.path.startsWith('/task') ? 'C' : 'U';
     default:
       return 'U';
   }
@@ -114,7 +117,7 @@ function adminGate(access: Access): RequestHandler {
 
 /**
  * The id-level check of a JWT's `per` claim (auth/rights.ts allowedOn) on routes naming one
- * object or area: 403 unless a pattern matching the id grants the method's letter. Opaque
+ * object, area or task: 403 unless a pattern matching the id grants the method's letter. Opaque
  * tokens and JWTs without `per` pass (the realm gate decided).
  */
 const idGate = (req: Request, res: Response, next: NextFunction, id: string): void => {
@@ -298,7 +301,7 @@ export function createRestApp(deps: RestDeps): express.Express {
   app.use(realmRoutes(deps, v2Authenticate, v2Body));
   const realmScoped = express.Router({ mergeParams: true });
   realmScoped.use(mountedAt('/v2/realm/:realm'), v2Authenticate, realmGate(deps.access));
-  realmScoped.use(objectRoutes(deps, v2Body), areaRoutes(deps, v2Body), instructionRoutes());
+  realmScoped.use(objectRoutes(deps, v2Body), areaRoutes(deps, v2Body), taskRoutes(deps.tasks, v2Body, { realmOf, readableOf, idGate }), instructionRoutes());
   app.use('/v2/realm/:realm', realmScoped);
 
   const admin = express.Router();

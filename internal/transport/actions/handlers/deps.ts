@@ -11,6 +11,7 @@ import type { PresenceLookup } from '../../../service/presence-port.js';
 import type { RealmSearch } from '../../../service/realm-search.js';
 import type { RealmService } from '../../../service/realms.js';
 import type { Subscriptions } from '../../../service/subscriptions.js';
+import type { TaskService } from '../../../service/tasks.js';
 import type { LiveSubscriptions } from '../../../service/live/live-subscriptions.js';
 import type { BuildInfo } from '../../../build-info.js';
 
@@ -28,6 +29,8 @@ export interface HandlerDeps {
   access: Access;
   objects: ObjectService;
   areas: AreaService;
+  /** Tasks (`tsk`, compat 4.10). */
+  tasks: TaskService;
   realms: RealmService;
   /** Hivekit's search over objects and areas (`rea sea`): `new RealmSearch(store)`. */
   search: RealmSearch;

@@ -13,6 +13,7 @@ import { realmsHandlers } from './realms.js';
 import { searchHandlers } from './search.js';
 import { subscriptionsHandlers } from './subscriptions.js';
 import { systemHandlers } from './system.js';
+import { tasksHandlers } from './tasks.js';
 
 export function v1Handlers(deps: HandlerDeps): V1HandlerTable {
   const fragments = [
@@ -25,6 +26,7 @@ export function v1Handlers(deps: HandlerDeps): V1HandlerTable {
     historyHandlers(deps),
     pubsubHandlers(deps),
     legacyEventsHandlers(deps),
+    tasksHandlers(deps),
   ];
   const table: Record<string, Record<string, V1Handler>> = {};
   for (const fragment of fragments) {

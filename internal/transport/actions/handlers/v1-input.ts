@@ -38,7 +38,7 @@ const SHORT_NAMES: Readonly<Record<string, string>> = Object.fromEntries(Object.
  * `loc` as the domain's location: the short keys renamed, `tim` (or else `time`) as `time`,
  * `gcs` and unknown keys (`undefined`, …) left out. Values are the domain's to check.
  */
-function locationBody(loc: unknown): unknown {
+export function locationBody(loc: unknown): unknown {
   if (!isJsonObject(loc)) return loc;
   // Key by key, not a loop over entries: this runs for every location update.
   const out: Record<string, unknown> = {};
