@@ -42,7 +42,7 @@ export class TaskService {
     const now = isoTime(this.clock());
     const patch = parseTaskPatch(id, body, now);
     const change = await this.store.tasks.update(realm.id, id, patch, now);
-    if (change?.new == null) throw unknownTask(id);
+    if (change === null || change.new === null) throw unknownTask(id);
     this.announce(realm, change);
     return change.new;
   }

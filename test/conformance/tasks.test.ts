@@ -44,7 +44,7 @@ function extendFields(record: Json, names: Record<string, string> = FIELD): Json
 /** What realm.task.get resolves with: the record extended, and each step extended too. */
 function asRead(dat: Json): Json {
   const task = extendFields(dat);
-  if (task.steps !== undefined) task.steps = (task.steps as Json[]).map((step) => extendFields(step));
+  if (task.steps !== undefined) task.steps = (task.steps as Json[]).map((step): Json => extendFields(step));
   return task;
 }
 
@@ -236,7 +236,7 @@ describe('conformance: tasks (compat 4.10), the client suite test/task-test.js',
   it('the record of a task read: exactly its keys, loc zero-filled (tim only with a location), steps with long keys', async () => {
     const reply = await c.req({ typ: 'tsk', act: 'rea', id: taskB, rea: realm });
     assertSuc(reply);
-    const { loc, ...rest } = reply.dat as Json;
+    const { loc, ...rest } = reply.dat;
     assert.equal(typeof loc.tim, 'string');
     assert.deepEqual({ ...loc, tim: undefined }, { ...zeroLoc({ lon: 2, lat: 1 }), tim: undefined });
     assert.deepEqual(rest, {

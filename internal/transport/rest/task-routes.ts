@@ -19,8 +19,8 @@ const success = { result: 'success' } as const;
 
 /** What the realm-scoped router of app.ts provides. */
 export interface RealmScope {
-  realmOf(res: Response): Realm;
-  readableOf(res: Response): IdFilter | null;
+  realmOf: (res: Response) => Realm;
+  readableOf: (res: Response) => IdFilter | null;
   idGate: express.RequestParamHandler;
 }
 
