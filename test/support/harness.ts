@@ -94,7 +94,7 @@ export async function call(url: string, method: string, path: string, options: C
 /**
  * Everything the store holds, read through the store port (never the database file, so
  * that it works for every adapter): tenants and their signing keys, realms with their
- * tokens, areas, objects and every object's history, in a stable order. Tests compare
+ * tokens, areas, tasks, objects and every object's history, in a stable order. Tests compare
  * two dumps to show that a refused request changed nothing.
  */
 export async function dumpStore(store: Store): Promise<string> {
@@ -110,6 +110,7 @@ export async function dumpStore(store: Store): Promise<string> {
     line('realm', realm);
     for (const token of await store.tokens.listByRealm(realm.id)) line('token', token);
     for await (const area of pages((cursor) => store.areas.list(realm.id, { limit: 1000, ...cursor }))) line('area', area);
+    for (const task of await store.tasks.list(realm.id)) line('task', task);
     for await (const object of pages((cursor) => store.objects.list(realm.id, { limit: 1000, ...cursor }))) {
       line('object', object);
       for await (const entry of pages((cursor) => store.objects.history(realm.id, object.id, { limit: 1000, order: 'asc', ...cursor }))) line('fix', entry);
