@@ -180,7 +180,10 @@ function whenSet(chain: ChainNode): WhenSet {
     if (FUNCTIONS[first.name] === undefined) throw unknownFunction(first);
     throw misplaced(first, 'at the start of a when part (which begins with object() or area())');
   }
-  if (third !== undefined) throw misplaced(third, `after ${second?.name ?? ''}()`);
+  if (third !== undefined) {
+    if (FUNCTIONS[third.name] === 'action') throw misplaced(third, 'in a when part');
+    throw refuse(third.at, `${third.name}() cannot follow ${second?.name ?? ''}(): a when part is object(...) or area(...) followed by at most one of within(), inside(), containing()`);
+  }
   const filter = conditions(first, TOP);
   if (second === undefined) return first.name === 'object' ? { kind: 'objects', filter } : { kind: 'areas', filter };
   if (first.name === 'object' && second.name === 'within') {
@@ -193,10 +196,13 @@ function whenSet(chain: ChainNode): WhenSet {
   throw refuse(second.at, `${second.name}() cannot follow ${first.name}() in a when part; ${first.name}() may be followed by ${follows}`);
 }
 
+const COUNTS = ['no arguments', 'one argument', 'two arguments'];
+
 function values(call: CallNode, count: number, usage: string): ScalarValue[] {
+  const takes = `${call.name}() takes ${COUNTS[count] ?? `${count} arguments`}, as in ${usage}`;
   const extra = call.args[count];
-  if (extra !== undefined) throw refuse(extra.at, `${call.name}() takes ${count} argument${count === 1 ? '' : 's'}, as in ${usage}`);
-  if (call.args.length < count) throw refuse(call.at, `${call.name}() takes ${count} argument${count === 1 ? '' : 's'}, as in ${usage}`);
+  if (extra !== undefined) throw refuse(extra.at, takes);
+  if (call.args.length < count) throw refuse(call.at, takes);
   return call.args.map((arg) => {
     if (arg.kind !== 'value') throw refuse(arg.at, `${call.name}() takes plain values, not comparisons, as in ${usage}`);
     if (arg.value.kind !== 'literal') throw refuse(arg.at, `${call.name}() takes constant values, as in ${usage}`);
@@ -247,8 +253,9 @@ function actions(chain: ChainNode): Action[] {
 }
 
 function period(every: Period): Period {
-  if (every.ms < MIN_PERIOD_MS) throw refuse(every.at, 'the period of every must be at least 1 second');
-  if (every.ms > MAX_PERIOD_MS) throw refuse(every.at, 'the period of every must be at most 365 days');
+  const got = `(got ${every.amount} ${every.unit}${every.amount === 1 ? '' : 's'})`;
+  if (every.ms < MIN_PERIOD_MS) throw refuse(every.at, `the period of every must be at least 1 second ${got}`);
+  if (every.ms > MAX_PERIOD_MS) throw refuse(every.at, `the period of every must be at most 365 days ${got}`);
   return every;
 }
 
