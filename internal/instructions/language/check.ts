@@ -6,13 +6,12 @@
  *   `area(..).containing(<object c>)`; these take comparisons only.
  * - `then` and `until` chains hold actions only: `set(<name>, <value>)`, `delete()`,
  *   `sendToUrl(<http or https url>)`.
- * - The right side of a comparison is a constant, `object(<c>).get(<name>)` (compared with
- *   <, >, <=, >= only, as a group of numbers is averaged) or, in within's partner comparisons
- *   only, `this().get(<name>)`.
+ * - The right side of a comparison is a constant, `object(<c>).get(<name>)` (whose own
+ *   comparisons are constants) or, in within's partner comparisons only, `this().get(<name>)`.
  * - An `every` period lies between one second and 365 days.
  * Pure: every refusal is an InstructionSyntaxError naming the line and column.
  */
-import type { FilterOp, ScalarValue } from '../../domain/types.js';
+import type { ScalarValue } from '../../domain/types.js';
 import { hasLoneSurrogate, quote } from '../../domain/ids.js';
 import type {
   Action,
@@ -47,8 +46,6 @@ const FUNCTIONS: Record<string, 'selector' | 'filter' | 'action' | 'value'> = {
   get: 'value',
   this: 'value',
 };
-
-const ORDERING_OPS: ReadonlySet<FilterOp> = new Set(['<', '>', '<=', '>=']);
 
 const refuse = (at: Position, detail: string): InstructionSyntaxError => new InstructionSyntaxError(at, detail);
 
@@ -110,7 +107,7 @@ function getField(get: CallNode): string {
   return name;
 }
 
-function chainValue(chain: ChainNode, op: FilterOp, scope: ValueScope): ValueExpr {
+function chainValue(chain: ChainNode, scope: ValueScope): ValueExpr {
   const [first, second, third] = chain.calls as [CallNode, ...CallNode[]];
   if (third !== undefined) throw refuse(third.at, `nothing can follow get() in a value`);
   if (first.name === 'this') {
@@ -125,9 +122,6 @@ function chainValue(chain: ChainNode, op: FilterOp, scope: ValueScope): ValueExp
   if (first.name === 'object') {
     if (!scope.aggregateAllowed) throw refuse(first.at, 'a value from object(...).get(...) cannot be used inside another one');
     if (second?.name !== 'get') throw refuse(second?.at ?? first.at, 'object() in a comparison must be followed by .get(<name>) to give values');
-    if (!ORDERING_OPS.has(op)) {
-      throw refuse(first.at, `the values of object(...).get(...) are averaged, so they compare with <, >, <= or >=, not ${op}`);
-    }
     const of = conditions(first, { thisAllowed: false, aggregateAllowed: false });
     return { kind: 'aggregate', of, field: getField(second) };
   }
@@ -141,7 +135,7 @@ function condition(arg: Extract<ArgumentNode, { kind: 'comparison' }>, scope: Va
   const value: ValueExpr =
     arg.value.kind === 'literal'
       ? { kind: 'literal', value: checkLiteral(arg.value), quoted: arg.value.quoted }
-      : chainValue(arg.value.chain, arg.op, scope);
+      : chainValue(arg.value.chain, scope);
   return { field, op: arg.op, value };
 }
 
@@ -211,6 +205,10 @@ function values(call: CallNode, count: number, usage: string): ScalarValue[] {
 }
 
 function sendToUrl(call: CallNode): Action {
+  const first = call.args[0];
+  if (first?.kind === 'comparison') {
+    throw refuse(first.at, 'sendToUrl() takes a URL, not a comparison; write a URL that holds =, <, > or ! as a quoted string, as in sendToUrl("https://example.com/hook?a=b")');
+  }
   const [url] = values(call, 1, 'sendToUrl("https://example.com/hook")');
   const at = call.args[0]?.at ?? call.at;
   if (typeof url !== 'string') throw refuse(at, 'sendToUrl() needs a URL, as in sendToUrl("https://example.com/hook")');
@@ -232,7 +230,9 @@ function action(call: CallNode, previous: Action | undefined): Action {
     case 'set': {
       values(call, 2, 'set("status", "arrived")');
       const name = nameArgument(call.args[0], call, 'set("status", "arrived")');
-      if (name === '$id') throw refuse(call.args[0]?.at ?? call.at, 'set() cannot change $id (the id)');
+      if (name === '$id' || name === '$label') {
+        throw refuse(call.args[0]?.at ?? call.at, `set() cannot change ${name} (the ${name.slice(1)} is not a data property)`);
+      }
       const value = (call.args[1] as Extract<ArgumentNode, { kind: 'value' }>).value as Extract<ValueNode, { kind: 'literal' }>;
       return { kind: 'set', name, value: value.value };
     }
