@@ -228,13 +228,12 @@ function action(call: CallNode, previous: Action | undefined): Action {
   if (previous?.kind === 'delete' && call.name === 'set') throw refuse(call.at, 'set() cannot follow delete(): the things it would set are deleted');
   switch (call.name) {
     case 'set': {
-      values(call, 2, 'set("status", "arrived")');
+      const [, value = null] = values(call, 2, 'set("status", "arrived")');
       const name = nameArgument(call.args[0], call, 'set("status", "arrived")');
       if (name === '$id' || name === '$label') {
         throw refuse(call.args[0]?.at ?? call.at, `set() cannot change ${name} (the ${name.slice(1)} is not a data property)`);
       }
-      const value = (call.args[1] as Extract<ArgumentNode, { kind: 'value' }>).value as Extract<ValueNode, { kind: 'literal' }>;
-      return { kind: 'set', name, value: value.value };
+      return { kind: 'set', name, value };
     }
     case 'delete':
       values(call, 0, 'delete()');
