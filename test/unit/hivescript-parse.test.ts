@@ -324,6 +324,9 @@ describe('HiveScript: refused forms', () => {
     ['every 53 weeks when object() then delete()', 'Line 1, column 7: the period of every must be at most 365 days (got 53 weeks)'],
     ['when blablub() then delete()', 'Line 1, column 6: unknown function blablub(); the functions are object(), area(), within(), inside(), containing(), set(), delete(), sendToUrl(), get(), this()'],
     ['when Object() then delete()', 'Line 1, column 6: unknown function Object(); did you mean object()? (function names are case-sensitive)'],
+    ['when toString() then delete()', 'Line 1, column 6: unknown function toString(); the functions are object(), area(), within(), inside(), containing(), set(), delete(), sendToUrl(), get(), this()'],
+    ['when object() then constructor()', 'Line 1, column 20: unknown function constructor(); the functions are object(), area(), within(), inside(), containing(), set(), delete(), sendToUrl(), get(), this()'],
+    ['when object(a<__proto__().get(x)) then delete()', 'Line 1, column 15: unknown function __proto__(); the functions are object(), area(), within(), inside(), containing(), set(), delete(), sendToUrl(), get(), this()'],
     ['when object().near(5) then delete()', 'Line 1, column 15: unknown function near(); the functions are object(), area(), within(), inside(), containing(), set(), delete(), sendToUrl(), get(), this()'],
     ['when object() then sendtourl("http://x")', 'Line 1, column 20: unknown function sendtourl(); did you mean sendToUrl()? (function names are case-sensitive)'],
     ['when set(a, b) then delete()', 'Line 1, column 6: set() cannot stand at the start of a when part (which begins with object() or area()): set() is an action and belongs in a then or until part'],
@@ -397,7 +400,7 @@ const UNIT_MS: Record<PeriodUnit, number> = { week: 604_800_000, day: 86_400_000
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 // The grammar's bare-word characters: no control characters, spaces or punctuation of the language.
 // eslint-disable-next-line no-control-regex
-const BARE_WORD = /^[^\x00-\x20\x7f,()"'`;=<>!\\]+$/;
+const BARE_WORD = /^[^\x00-\x20\x7f\u00a0\ufeff,()"'`;=<>!\\]+$/;
 
 /** Whether a string may be written as a bare word and reads back as that string. */
 const bareString = (text: string): boolean => BARE_WORD.test(text) && !['true', 'false', 'null'].includes(text) && !JSON_NUMBER.test(text);

@@ -34,31 +34,31 @@ export const MIN_PERIOD_MS = 1000;
 export const MAX_PERIOD_MS = 365 * 86_400_000;
 
 /** What each function is, for telling the user why it does not fit where it stands. */
-const FUNCTIONS: Record<string, 'selector' | 'filter' | 'action' | 'value'> = {
-  object: 'selector',
-  area: 'selector',
-  within: 'filter',
-  inside: 'filter',
-  containing: 'filter',
-  set: 'action',
-  delete: 'action',
-  sendToUrl: 'action',
-  get: 'value',
-  this: 'value',
-};
+const FUNCTIONS: ReadonlyMap<string, 'selector' | 'filter' | 'action' | 'value'> = new Map([
+  ['object', 'selector'],
+  ['area', 'selector'],
+  ['within', 'filter'],
+  ['inside', 'filter'],
+  ['containing', 'filter'],
+  ['set', 'action'],
+  ['delete', 'action'],
+  ['sendToUrl', 'action'],
+  ['get', 'value'],
+  ['this', 'value'],
+]);
 
 const refuse = (at: Position, detail: string): InstructionSyntaxError => new InstructionSyntaxError(at, detail);
 
 /** Refuses a name the language does not know, suggesting the right spelling when only the case differs. */
 function unknownFunction(call: CallNode): InstructionSyntaxError {
-  const near = Object.keys(FUNCTIONS).find((name) => name.toLowerCase() === call.name.toLowerCase());
-  const hint = near === undefined ? `the functions are ${Object.keys(FUNCTIONS).map((name) => `${name}()`).join(', ')}` : `did you mean ${near}()? (function names are case-sensitive)`;
+  const near = [...FUNCTIONS.keys()].find((name) => name.toLowerCase() === call.name.toLowerCase());
+  const hint = near === undefined ? `the functions are ${[...FUNCTIONS.keys()].map((name) => `${name}()`).join(', ')}` : `did you mean ${near}()? (function names are case-sensitive)`;
   return refuse(call.at, `unknown function ${call.name}(); ${hint}`);
 }
 
 /** Why a known function cannot stand where `where` says. */
 function misplaced(call: CallNode, where: string): InstructionSyntaxError {
-  const kind = FUNCTIONS[call.name];
+  const kind = FUNCTIONS.get(call.name);
   if (kind === undefined) return unknownFunction(call);
   const what = {
     selector: `${call.name}() selects things and starts a when part`,
@@ -125,7 +125,7 @@ function chainValue(chain: ChainNode, scope: ValueScope): ValueExpr {
     const of = conditions(first, { thisAllowed: false, aggregateAllowed: false });
     return { kind: 'aggregate', of, field: getField(second) };
   }
-  if (FUNCTIONS[first.name] === undefined) throw unknownFunction(first);
+  if (FUNCTIONS.get(first.name) === undefined) throw unknownFunction(first);
   throw refuse(first.at, `${first.name}() cannot give a value; a value is a constant, object(...).get(<name>) or, inside within(), this().get(<name>)`);
 }
 
@@ -171,11 +171,11 @@ function radius(call: CallNode): number {
 function whenSet(chain: ChainNode): WhenSet {
   const [first, second, third] = chain.calls as [CallNode, ...CallNode[]];
   if (first.name !== 'object' && first.name !== 'area') {
-    if (FUNCTIONS[first.name] === undefined) throw unknownFunction(first);
+    if (FUNCTIONS.get(first.name) === undefined) throw unknownFunction(first);
     throw misplaced(first, 'at the start of a when part (which begins with object() or area())');
   }
   if (third !== undefined) {
-    if (FUNCTIONS[third.name] === 'action') throw misplaced(third, 'in a when part');
+    if (FUNCTIONS.get(third.name) === 'action') throw misplaced(third, 'in a when part');
     throw refuse(third.at, `${third.name}() cannot follow ${second?.name ?? ''}(): a when part is object(...) or area(...) followed by at most one of within(), inside(), containing()`);
   }
   const filter = conditions(first, TOP);
@@ -185,7 +185,7 @@ function whenSet(chain: ChainNode): WhenSet {
   }
   if (first.name === 'object' && second.name === 'inside') return { kind: 'objectsInside', filter, areas: conditions(second, TOP) };
   if (first.name === 'area' && second.name === 'containing') return { kind: 'areasContaining', filter, objects: conditions(second, TOP) };
-  if (FUNCTIONS[second.name] === undefined) throw unknownFunction(second);
+  if (FUNCTIONS.get(second.name) === undefined) throw unknownFunction(second);
   const follows = first.name === 'object' ? 'within() or inside()' : 'containing()';
   throw refuse(second.at, `${second.name}() cannot follow ${first.name}() in a when part; ${first.name}() may be followed by ${follows}`);
 }
