@@ -20,7 +20,7 @@ export const CONTROL_INDEXES: Record<'realms' | 'tokens' | 'signing_keys', Index
 };
 
 /** A realm's database. */
-export const REALM_INDEXES: Record<'objects' | 'areas' | 'history', IndexDescription[]> = {
+export const REALM_INDEXES: Record<'objects' | 'areas' | 'history' | 'instructions' | 'instruction_members' | 'instruction_pending', IndexDescription[]> = {
   objects: [
     { key: { g: '2dsphere' }, name: 'location_2dsphere', '2dsphereIndexVersion': 3 },
     // Whole-word search over the label and string data values (operators' ad hoc $text queries).
@@ -36,6 +36,13 @@ export const REALM_INDEXES: Record<'objects' | 'areas' | 'history', IndexDescrip
   history: [
     { key: { o: 1, t: 1 }, name: 'object_time', unique: true },
     { key: { t: 1 }, name: 'time' },
+  ],
+  // Instructions in creation order; members by incarnation and entry; the outbox oldest first (instruction-store.ts).
+  instructions: [{ key: { order: 1 }, name: 'order' }],
+  instruction_members: [{ key: { incarnation: 1, entry: 1 }, name: 'incarnation_entry', unique: true }],
+  instruction_pending: [
+    { key: { order: 1 }, name: 'order' },
+    { key: { incarnation: 1 }, name: 'incarnation' },
   ],
 };
 
