@@ -20,7 +20,7 @@ export const CONTROL_INDEXES: Record<'realms' | 'tokens' | 'signing_keys', Index
 };
 
 /** A realm's database. */
-export const REALM_INDEXES: Record<'objects' | 'areas' | 'history' | 'instructions' | 'instruction_members' | 'instruction_pending', IndexDescription[]> = {
+export const REALM_INDEXES: Record<'objects' | 'areas' | 'history', IndexDescription[]> = {
   objects: [
     { key: { g: '2dsphere' }, name: 'location_2dsphere', '2dsphereIndexVersion': 3 },
     // Whole-word search over the label and string data values (operators' ad hoc $text queries).
@@ -37,7 +37,14 @@ export const REALM_INDEXES: Record<'objects' | 'areas' | 'history' | 'instructio
     { key: { o: 1, t: 1 }, name: 'object_time', unique: true },
     { key: { t: 1 }, name: 'time' },
   ],
-  // Instructions in creation order; members by incarnation and entry; the outbox oldest first (instruction-store.ts).
+};
+
+/**
+ * A realm's instruction collections (instruction-store.ts): instructions in creation order,
+ * members by incarnation and entry, the outbox oldest first. Made when the realm is given an
+ * instruction, not with the realm: most realms have none, and each index is a file on the server.
+ */
+export const INSTRUCTION_INDEXES: Record<'instructions' | 'instruction_members' | 'instruction_pending', IndexDescription[]> = {
   instructions: [{ key: { order: 1 }, name: 'order' }],
   instruction_members: [{ key: { incarnation: 1, entry: 1 }, name: 'incarnation_entry', unique: true }],
   instruction_pending: [
@@ -48,6 +55,10 @@ export const REALM_INDEXES: Record<'objects' | 'areas' | 'history' | 'instructio
 
 export async function ensureControlIndexes(db: Db): Promise<void> {
   for (const [collection, indexes] of Object.entries(CONTROL_INDEXES)) await db.collection(collection).createIndexes(indexes);
+}
+
+export async function ensureInstructionIndexes(db: Db): Promise<void> {
+  for (const [collection, indexes] of Object.entries(INSTRUCTION_INDEXES)) await db.collection(collection).createIndexes(indexes);
 }
 
 /** The history TTL index for a retention in days (0: keep everything, no TTL index). */

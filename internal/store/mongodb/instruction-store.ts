@@ -27,6 +27,7 @@ import { applyInstructionPatch, leaseExpiry } from '../../domain/instruction-upd
 import type { Data } from '../../domain/types.js';
 import { instructionExists, LocusError } from '../../errors.js';
 import type { InstructionStore, LeaseStore } from '../port.js';
+import { ensureInstructionIndexes } from './indexes.js';
 import { DUPLICATE_KEY, guarded, insertNew, isDuplicateKey } from './mongo-errors.js';
 import type { RealmDatabases } from './realm-databases.js';
 
@@ -162,6 +163,8 @@ export class MongoInstructionStore implements InstructionStore {
   create(realm: string, record: InstructionRecord): Promise<void> {
     return guarded(async () => {
       const db = await this.databases.forWrite(realm);
+      // Idempotent, and instructions are created seldom: made each time, so a realm deleted and put again gets them too.
+      await ensureInstructionIndexes(db);
       // Named before the instruction exists: a crash in between leaves a name that is checked, never a realm missed.
       await this.realmsIndex.updateOne({ _id: realm }, { $setOnInsert: { _id: realm } }, { upsert: true });
       const order = await nextInSequence(db, 'instructions');
