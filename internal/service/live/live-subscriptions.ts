@@ -489,7 +489,8 @@ export class LiveSubscriptions {
     } else if (sub instanceof RealmDataSubscription) {
       sub.pushCurrent();
     } else if (sub instanceof InstructionsSubscription) {
-      await sub.realm.ready();
+      // Read afresh: what the subscriber gets now is the store's map, not a copy that may lag.
+      await sub.realm.resync();
       sub.pushFull();
     }
   }
