@@ -13,7 +13,7 @@ import { testConfig } from '../../internal/config/config.js';
 import { createLogger } from '../../internal/observability/logger.js';
 import { start, type RunningServer } from '../../internal/server.js';
 import { adminToken } from '../support/harness.js';
-import { assertSuc, connectWire, httpRequest, signToken, testSecret, uniqueId, type HivekitWire, type Json } from '../support/hivekit-wire.js';
+import { assertSuc, connectWire, httpRequest, signToken, testSecret, uniqueId, type HivekitWire } from '../support/hivekit-wire.js';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
 import { inProcessLogDestination } from '../support/test-logs.js';
 
