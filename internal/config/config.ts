@@ -74,6 +74,10 @@ export interface Config {
   metricsRealmLabel: boolean;
   /** Distinct realms a process labels; past them the label value is `_other`. */
   metricsMaxRealms: number;
+  /** Longest HiveScript source of an instruction, in characters. */
+  instructionMaxSourceChars: number;
+  /** Most instructions one realm holds. */
+  instructionMaxPerRealm: number;
 }
 
 /** The store when LOCUS_STORE is not set; the only one whose directory start-up creates. */
@@ -130,6 +134,8 @@ const settings: Setting[] = [
   { env: 'LOCUS_METRICS', flag: 'metrics', key: 'metrics', kind: 'bool', def: true },
   { env: 'LOCUS_METRICS_REALM_LABEL', flag: 'metrics-realm-label', key: 'metricsRealmLabel', kind: 'bool', def: true },
   { env: 'LOCUS_METRICS_MAX_REALMS', flag: 'metrics-max-realms', key: 'metricsMaxRealms', kind: 'int', def: 100, min: 1 },
+  { env: 'LOCUS_INSTRUCTION_MAX_SOURCE_CHARS', flag: 'instruction-max-source-chars', key: 'instructionMaxSourceChars', kind: 'int', def: 10_000, min: 1 },
+  { env: 'LOCUS_INSTRUCTION_MAX_PER_REALM', flag: 'instruction-max-per-realm', key: 'instructionMaxPerRealm', kind: 'int', def: 1000, min: 1 },
 ];
 
 /** An origin as a browser sends it: scheme, host and optional port, no path. */
