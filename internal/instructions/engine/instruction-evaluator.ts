@@ -239,16 +239,16 @@ export class InstructionEvaluator {
     const at = located(next);
     if (next === null || at === null) return;
     const partners = this.match.other as ConditionMatcher;
-    if (this.match.filter.matches(next, this.ctx(null))) {
-      const withSelf = this.ctx(next);
-      mirror.visitNear(at.longitude, at.latitude, radius, (partner) => {
-        if (partner.id !== id && partners.matches(partner, withSelf)) this.set(pairKey(id, partner.id), true, delta);
-      });
-    }
     const plain = this.ctx(null);
-    mirror.visitNear(at.longitude, at.latitude, radius, (input) => {
-      if (input.id === id || input.location === null || !this.match.filter.matches(input, plain)) return;
-      if (withinRadius(input.location, at, radius) && partners.matches(next, this.ctx(input))) this.set(pairKey(input.id, id), true, delta);
+    const withSelf = this.match.filter.matches(next, plain) ? this.ctx(next) : null;
+    // One look around the new location finds the object's pairs in both roles.
+    mirror.visitNear(at.longitude, at.latitude, radius, (other) => {
+      if (other.id === id) return;
+      if (withSelf !== null && partners.matches(other, withSelf)) this.set(pairKey(id, other.id), true, delta);
+      const from = other.location;
+      if (from !== null && this.match.filter.matches(other, plain) && withinRadius(from, at, radius) && partners.matches(next, this.ctx(other))) {
+        this.set(pairKey(other.id, id), true, delta);
+      }
     });
   }
 
