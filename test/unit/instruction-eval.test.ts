@@ -13,6 +13,7 @@ import fc from 'fast-check';
 import type { Area, Data, Location, ScalarValue, Shape, TrackedObject } from '../../internal/domain/types.js';
 import type { Condition, Program, ValueExpr, WhenSet } from '../../internal/instructions/language/ast.js';
 import { entryKey } from '../../internal/instructions/language/ast.js';
+import { applyAreaChange, applyObjectChange } from '../../internal/instructions/engine/change-evaluation.js';
 import { InstructionEvaluator, type MembershipDelta } from '../../internal/instructions/engine/instruction-evaluator.js';
 import { InstructionIndex } from '../../internal/instructions/engine/instruction-index.js';
 import { RealmMirror } from '../../internal/instructions/engine/realm-mirror.js';
@@ -183,6 +184,29 @@ describe('instruction evaluation: within pairs', () => {
     assert.deepEqual(h.start(), joined(p('a', 'b'), p('b', 'a')));
     assert.deepEqual(h.put(obj('c', at(east(200), 0))), joined(p('b', 'c'), p('c', 'b')));
     assert.deepEqual(h.put(obj('b', null)), left(p('a', 'b'), p('b', 'a'), p('b', 'c'), p('c', 'b')));
+  });
+});
+
+describe('realm mirror', () => {
+  it('finds objects near a point across the antimeridian, and areas at a point, as they change', () => {
+    const mirror = new RealmMirror([obj('w', at(179.9995, 0)), obj('e', at(-179.9995, 0)), obj('far', at(10, 10)), obj('nowhere', null)]);
+    const near = (lon: number, lat: number, r: number): string[] => {
+      const ids: string[] = [];
+      mirror.visitNear(lon, lat, r, (found) => void ids.push(found.id));
+      return ids.sort();
+    };
+    assert.deepEqual(near(180, 0, 100), ['e', 'w']);
+    mirror.applyObject(mirror.object('e'), obj('e', at(-179, 0)));
+    assert.deepEqual(near(180, 0, 100), ['w']);
+    mirror.applyObject(mirror.object('w'), null);
+    assert.deepEqual(near(180, 0, 100), []);
+    mirror.applyArea(null, area('z', { w: 9, s: 9, e: 11, n: 11 }));
+    assert.deepEqual(mirror.areasContaining(10, 10).map((found) => found.id), ['z']);
+    mirror.applyArea(mirror.area('z'), area('z', { w: 0, s: 0, e: 1, n: 1 }));
+    assert.deepEqual(mirror.areasContaining(10, 10), []);
+    const inside: string[] = [];
+    mirror.visitInside({ cx: 10, cy: 10, r: 1 }, (found) => void inside.push(found.id));
+    assert.deepEqual(inside, ['far']);
   });
 });
 
@@ -393,10 +417,8 @@ function checkRun(writes: readonly Write[]): void {
       }
       evaluators = next;
     } else if (w.kind === 'putArea' || w.kind === 'deleteArea') {
-      const prev = mirror.area(w.id);
       const next = w.kind === 'putArea' ? area(w.id, w.shape, w.data) : null;
-      mirror.applyArea(prev, next);
-      for (const ev of index.areaChanged(prev, next)) deltas.set(ev, ev.onAreaChange(mirror, prev, next));
+      for (const { evaluator, ...delta } of applyAreaChange(mirror, index, w.id, next)) deltas.set(evaluator, delta);
     } else {
       const prev = mirror.object(w.id);
       let next: TrackedObject | null;
@@ -405,8 +427,7 @@ function checkRun(writes: readonly Write[]): void {
       else if (prev === null) continue;
       else if (w.kind === 'move') next = { ...prev, location: w.location };
       else next = { ...prev, data: w.data };
-      mirror.applyObject(prev, next);
-      for (const ev of index.objectChanged(prev, next)) deltas.set(ev, ev.onObjectChange(mirror, prev, next));
+      for (const { evaluator, ...delta } of applyObjectChange(mirror, index, w.id, next)) deltas.set(evaluator, delta);
     }
     for (const [i, ev] of evaluators.entries()) {
       const expected = referenceEvaluate(ev.program, mirror);
