@@ -351,6 +351,7 @@ type Write =
   | { kind: 'data'; id: string; data: Data }
   | { kind: 'delete'; id: string }
   | { kind: 'putArea'; id: string; shape: Shape; data: Data }
+  | { kind: 'areaData'; id: string; data: Data }
   | { kind: 'deleteArea'; id: string }
   | { kind: 'takeover' };
 
@@ -385,6 +386,7 @@ const write: fc.Arbitrary<Write> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('data' as const), id: objectId, data: objectData }), weight: 3 },
   { arbitrary: fc.record({ kind: fc.constant('delete' as const), id: objectId }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant('putArea' as const), id: areaId, shape, data: areaData }), weight: 1 },
+  { arbitrary: fc.record({ kind: fc.constant('areaData' as const), id: areaId, data: areaData }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant('deleteArea' as const), id: areaId }), weight: 1 },
   { arbitrary: fc.constant({ kind: 'takeover' as const }), weight: 1 },
 );
@@ -416,8 +418,14 @@ function checkRun(writes: readonly Write[]): void {
         deltas.set(ev, ev.rescan(mirror));
       }
       evaluators = next;
-    } else if (w.kind === 'putArea' || w.kind === 'deleteArea') {
-      const next = w.kind === 'putArea' ? area(w.id, w.shape, w.data) : null;
+    } else if (w.kind === 'putArea' || w.kind === 'deleteArea' || w.kind === 'areaData') {
+      const prev = mirror.area(w.id);
+      let next: Area | null;
+      if (w.kind === 'putArea') next = area(w.id, w.shape, w.data);
+      else if (w.kind === 'deleteArea') next = null;
+      // The same shape as a new value, as the store would give it.
+      else if (prev === null) continue;
+      else next = { ...prev, shape: structuredClone(prev.shape), data: w.data };
       for (const { evaluator, ...delta } of applyAreaChange(mirror, index, w.id, next)) deltas.set(evaluator, delta);
     } else {
       const prev = mirror.object(w.id);

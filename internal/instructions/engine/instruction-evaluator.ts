@@ -30,7 +30,7 @@ import {
   type ConditionMatcher,
   type MatchContext,
 } from './conditions.js';
-import { withinRadius, type RealmMirror } from './realm-mirror.js';
+import { sameShape, withinRadius, type RealmMirror } from './realm-mirror.js';
 
 /** Entry keys that joined and left the set with one evaluation (each key at most once, in one of them). */
 export interface MembershipDelta {
@@ -157,7 +157,7 @@ export class InstructionEvaluator {
     if (!this.ready) return this.rescan(mirror);
     const delta: MembershipDelta = { joined: [], left: [] };
     const id = next?.id ?? prev?.id;
-    if (id === undefined) return delta;
+    if (id === undefined || this.sameAreaRole(prev, next)) return delta;
     switch (this.program.when.kind) {
       case 'areas':
         this.set(areaKey(id), next !== null && this.match.filter.matches(next, this.ctx(null)), delta);
@@ -181,6 +181,19 @@ export class InstructionEvaluator {
         break;
     }
     return delta;
+  }
+
+  /**
+   * True when an area kept its shape and its verdict under the conditions it meets: then no
+   * object's relation to it changed (an instruction's own `set()` on the area is such a write).
+   */
+  private sameAreaRole(prev: Area | null, next: Area | null): boolean {
+    if (prev === null || next === null || !sameShape(prev.shape, next.shape)) return false;
+    const kind = this.program.when.kind;
+    const conditions = kind === 'objectsInside' ? this.match.other : kind === 'areasContaining' || kind === 'areas' ? this.match.filter : null;
+    if (conditions === null) return true;
+    const plain = this.ctx(null);
+    return conditions.matches(prev, plain) === conditions.matches(next, plain);
   }
 
   // --- whole set ------------------------------------------------------------------------
