@@ -159,6 +159,8 @@ export function normalHost(host: string): string {
 
 const HOST_NAME = /^(?=.{1,253}$)([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
 
+const notAllowable = (entry: string): string => `"${entry}" is not an address, a CIDR (10.0.0.0/8) or a host name`;
+
 /**
  * LOCUS_SEND_TO_URL_ALLOW's entries: an address (`10.1.2.3`, `fd00::5`; that address alone), a
  * CIDR (`10.0.0.0/8`) or a host name (`hooks.internal`; that name whatever it resolves to).
@@ -174,8 +176,9 @@ export function parseAllowList(entries: readonly string[]): AllowList {
     if (slash >= 0) {
       const address = parseAddress(entry.slice(0, slash));
       const bitsText = entry.slice(slash + 1);
-      const max = address?.family === 4 ? 32 : 128;
-      if (address === null || !/^\d{1,3}$/.test(bitsText) || Number(bitsText) > max) {
+      if (address === null) throw new Error(notAllowable(entry));
+      const max = address.family === 4 ? 32 : 128;
+      if (!/^\d{1,3}$/.test(bitsText) || Number(bitsText) > max) {
         throw new Error(`"${entry}" is not a CIDR such as 10.0.0.0/8 or fd00::/8`);
       }
       ranges.push({ family: address.family, base: address.value, bits: Number(bitsText) });
@@ -187,7 +190,7 @@ export function parseAllowList(entries: readonly string[]): AllowList {
       continue;
     }
     const host = normalHost(entry);
-    if (!HOST_NAME.test(host)) throw new Error(`"${entry}" is not an address, a CIDR (10.0.0.0/8) or a host name`);
+    if (!HOST_NAME.test(host)) throw new Error(notAllowable(entry));
     hosts.add(host);
   }
   return { ranges, hosts };
