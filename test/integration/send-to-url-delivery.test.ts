@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { pino } from 'pino';
 import { loadConfig } from '../../internal/config/config.js';
 import type { TrackedObject } from '../../internal/domain/types.js';
 import { LocalEventBus } from '../../internal/events/local-bus.js';
@@ -417,6 +418,23 @@ describe('sendToUrl delivery: TLS and the process set-up', () => {
     assert.deepEqual(await deliver(queue, delivery(rx.url)), { outcome: 'success', attempts: 1, reason: null });
     await sleep(100);
     assert.equal(rx.received.length, 1);
+  });
+
+  it('a completion callback that throws or rejects is logged; the queue goes on', async () => {
+    const rx = await receiver();
+    closers.push(rx.close);
+    const lines: string[] = [];
+    const logger = pino({ level: 'error' }, { write: (line: string) => void lines.push(line) });
+    const queue = new DeliveryQueue({ guard: new UrlGuard(parseAllowList(['127.0.0.1'])), log: { append: () => undefined }, capacity: 10, concurrency: 1, timeoutMs: 5000, retries: 0, logger });
+    closers.push(() => queue.close());
+    queue.enqueue(delivery(rx.url, { key: 'throws' }), () => {
+      throw new Error('store gone');
+    });
+    queue.enqueue(delivery(rx.url, { key: 'rejects' }), () => Promise.reject(new Error('store gone too')));
+    assert.equal((await deliver(queue, delivery(rx.url, { key: 'fine' }))).outcome, 'success');
+    await waitFor(() => lines.length === 2);
+    assert.deepEqual(lines.map((l) => (JSON.parse(l) as { err: { message: string } }).err.message).sort(), ['store gone', 'store gone too']);
+    assert.equal(rx.received.length, 3);
   });
 
   it('startDelivery: the configured queue, its failures in the realm\'s log as a listening process keeps it, the depth on /metrics', async () => {
