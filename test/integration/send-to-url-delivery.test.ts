@@ -297,6 +297,25 @@ describe('sendToUrl delivery, real sockets', () => {
     assert.equal(rx.received[0]?.headers.host, `rebind.test:${rx.port}`);
   });
 
+  it('reaches an allowed IPv6 literal ([::1]) and an IPv4-mapped one', async () => {
+    const received: string[] = [];
+    const server = http.createServer((req, res) => {
+      received.push(req.headers.host ?? '');
+      res.writeHead(200).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '::', resolve));
+    closers.push(() => new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }));
+    const { port } = server.address() as AddressInfo;
+    const { queue } = queueFor(parseAllowList(['::1', '127.0.0.1']));
+    closers.push(() => queue.close());
+    assert.equal((await deliver(queue, delivery(`http://[::1]:${port}/`))).outcome, 'success');
+    assert.equal((await deliver(queue, delivery(`http://[::ffff:127.0.0.1]:${port}/`))).outcome, 'success');
+    assert.deepEqual(received, [`[::1]:${port}`, `[::ffff:7f00:1]:${port}`]);
+  });
+
   it('an allowed host name is reached whatever loopback address it resolves to', async () => {
     const rx = await receiver();
     closers.push(rx.close);
