@@ -5,6 +5,7 @@
  */
 import { storeUrlProblem } from '../store/store-url.js';
 import { acceptedBuses, busUrlProblem } from '../events/open-bus.js';
+import { parseAllowList } from '../instructions/delivery/address-ranges.js';
 
 export interface Config {
   host: string;
@@ -74,6 +75,25 @@ export interface Config {
   metricsRealmLabel: boolean;
   /** Distinct realms a process labels; past them the label value is `_other`. */
   metricsMaxRealms: number;
+  /** Longest HiveScript source of an instruction, in characters. */
+  instructionMaxSourceChars: number;
+  /** Most instructions one realm holds. */
+  instructionMaxPerRealm: number;
+  /**
+   * Addresses, CIDRs and host names sendToUrl may reach although they are loopback, link-local,
+   * private or otherwise special (instructions/delivery/address-ranges.ts parseAllowList).
+   */
+  sendToUrlAllow: string[];
+  /** One sendToUrl attempt, from connecting to the answer's status line. */
+  sendToUrlTimeoutMs: number;
+  /** Attempts after the first, on network errors, timeouts, 5xx and 429. */
+  sendToUrlRetries: number;
+  /** sendToUrl deliveries waiting or under way per realm; more are dropped. */
+  sendToUrlQueue: number;
+  /** sendToUrl deliveries under way at once per realm. */
+  sendToUrlConcurrency: number;
+  /** Instruction log events kept per realm. */
+  instructionLogSize: number;
 }
 
 /** The store when LOCUS_STORE is not set; the only one whose directory start-up creates. */
@@ -87,7 +107,7 @@ interface Setting {
   env: string;
   flag: string;
   key: keyof Config;
-  kind: 'string' | 'port' | 'int' | 'bool' | 'optional-string' | 'origins';
+  kind: 'string' | 'port' | 'int' | 'bool' | 'optional-string' | 'origins' | 'allow';
   def: string | number | boolean | null | readonly string[];
   min?: number;
 }
@@ -130,6 +150,14 @@ const settings: Setting[] = [
   { env: 'LOCUS_METRICS', flag: 'metrics', key: 'metrics', kind: 'bool', def: true },
   { env: 'LOCUS_METRICS_REALM_LABEL', flag: 'metrics-realm-label', key: 'metricsRealmLabel', kind: 'bool', def: true },
   { env: 'LOCUS_METRICS_MAX_REALMS', flag: 'metrics-max-realms', key: 'metricsMaxRealms', kind: 'int', def: 100, min: 1 },
+  { env: 'LOCUS_INSTRUCTION_MAX_SOURCE_CHARS', flag: 'instruction-max-source-chars', key: 'instructionMaxSourceChars', kind: 'int', def: 10_000, min: 1 },
+  { env: 'LOCUS_INSTRUCTION_MAX_PER_REALM', flag: 'instruction-max-per-realm', key: 'instructionMaxPerRealm', kind: 'int', def: 1000, min: 1 },
+  { env: 'LOCUS_SEND_TO_URL_ALLOW', flag: 'send-to-url-allow', key: 'sendToUrlAllow', kind: 'allow', def: [] },
+  { env: 'LOCUS_SEND_TO_URL_TIMEOUT_MS', flag: 'send-to-url-timeout-ms', key: 'sendToUrlTimeoutMs', kind: 'int', def: 5000, min: 1 },
+  { env: 'LOCUS_SEND_TO_URL_RETRIES', flag: 'send-to-url-retries', key: 'sendToUrlRetries', kind: 'int', def: 3, min: 0 },
+  { env: 'LOCUS_SEND_TO_URL_QUEUE', flag: 'send-to-url-queue', key: 'sendToUrlQueue', kind: 'int', def: 1000, min: 1 },
+  { env: 'LOCUS_SEND_TO_URL_CONCURRENCY', flag: 'send-to-url-concurrency', key: 'sendToUrlConcurrency', kind: 'int', def: 4, min: 1 },
+  { env: 'LOCUS_INSTRUCTION_LOG_SIZE', flag: 'instruction-log-size', key: 'instructionLogSize', kind: 'int', def: 1000, min: 1 },
 ];
 
 /** An origin as a browser sends it: scheme, host and optional port, no path. */
@@ -151,6 +179,15 @@ function parseValue(s: Setting, raw: string, source: string): string | number | 
   switch (s.kind) {
     case 'origins':
       return parseOrigins(raw, source);
+    case 'allow': {
+      const entries = raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+      try {
+        parseAllowList(entries);
+      } catch (err) {
+        throw new ConfigError(`${source} must list addresses, CIDRs and host names separated by commas: ${(err as Error).message}`);
+      }
+      return entries;
+    }
     case 'string':
     case 'optional-string':
       if (raw === '') throw new ConfigError(`${source} must not be empty`);

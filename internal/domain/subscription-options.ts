@@ -2,12 +2,13 @@
  * Hivekit subscription options (`sub` `cre`/`upd` `dat`, hivekit-compat.md 5.1, 5.2, 5.6):
  * parsing and the partial update rule. Pure.
  *
- * - `typ`: `obj`, `are`, `tsk` (tasks), `rea` (realm data) or `sys` (realm events). `ins` and
- *   `log` are refused with 501 (instructions and logs are not implemented).
+ * - `typ`: `obj`, `are`, `tsk` (tasks), `rea` (realm data), `sys` (realm events), `ins`
+ *   (instructions) or `log` (instruction log events).
  * - Objects: `sty` `rea` (default) is the whole realm; `rec`/`cir`/`pol` need `sha`
  *   (domain/hivekit-shapes.ts); `tar` needs `sta: {id, r}` (a circle of r metres around the
  *   target object's current location). `atr`: attribute conditions (domain/attribute-conditions.ts).
- * - Areas, tasks, realm data and realm events: `sty`, `sha`, `sta` and `atr` are ignored (compat 12.5).
+ * - Areas, tasks, realm data, realm events, instructions and logs: `sty`, `sha`, `sta` and `atr`
+ *   are ignored (compat 12.5).
  * - `exe: true` asks for the current set right away. Unknown keys are ignored (compat 3.7).
  */
 import { parseAttributeConditions } from './attribute-conditions.js';
@@ -15,9 +16,9 @@ import { isV1ShapeType, parseV1Shape, type V1ShapeType } from './hivekit-shapes.
 import { describe, isJsonObject, parseIdAt, quote } from './ids.js';
 import { MAX_RADIUS_M } from './shape.js';
 import type { FilterCondition, Shape } from './types.js';
-import { invalid, LocusError } from '../errors.js';
+import { invalid } from '../errors.js';
 
-export type SubscriptionKind = 'obj' | 'are' | 'tsk' | 'rea' | 'sys';
+export type SubscriptionKind = 'obj' | 'are' | 'tsk' | 'rea' | 'sys' | 'ins' | 'log';
 
 /** Where an object subscription looks. */
 export type ObjectScope =
@@ -31,15 +32,14 @@ export interface ObjectOptions {
   conditions: FilterCondition[];
 }
 
-export type SubscriptionOptions = ObjectOptions | { kind: 'are' } | { kind: 'tsk' } | { kind: 'rea' } | { kind: 'sys' };
+export type SubscriptionOptions = ObjectOptions | { kind: 'are' } | { kind: 'tsk' } | { kind: 'rea' } | { kind: 'sys' } | { kind: 'ins' } | { kind: 'log' };
 
 export interface OptionLimits {
   maxVertices: number;
   maxConditions: number;
 }
 
-const kinds = ['obj', 'are', 'tsk', 'rea', 'sys'] as const;
-const unsupported: Readonly<Record<string, string>> = { ins: 'instructions', log: 'logs' };
+const kinds = ['obj', 'are', 'tsk', 'rea', 'sys', 'ins', 'log'] as const;
 const scopes = `"rea", "rec", "cir", "pol" or "tar"`;
 
 function datOf(value: unknown): Record<string, unknown> {
@@ -51,10 +51,9 @@ function datOf(value: unknown): Record<string, unknown> {
 function kindOf(dat: Record<string, unknown>): SubscriptionKind {
   const typ = dat.typ;
   if ((kinds as readonly unknown[]).includes(typ)) return typ as SubscriptionKind;
-  if (typeof typ === 'string' && Object.hasOwn(unsupported, typ)) {
-    throw new LocusError('not_implemented', `subscriptions of ${unsupported[typ]} (dat.typ ${quote(typ)}) are not supported by this server`);
-  }
-  throw invalid(`dat.typ must be "obj" (objects), "are" (areas), "tsk" (tasks), "rea" (realm data) or "sys" (realm events) (got ${describe(typ)})`);
+  throw invalid(
+    `dat.typ must be "obj" (objects), "are" (areas), "tsk" (tasks), "rea" (realm data), "sys" (realm events), "ins" (instructions) or "log" (instruction logs) (got ${describe(typ)})`,
+  );
 }
 
 function parseTarget(value: unknown): { target: string; radius: number } {
@@ -85,7 +84,7 @@ function scopeOf(dat: Record<string, unknown>, limits: OptionLimits): ObjectScop
   return undefined;
 }
 
-/** Parses the options of `sub` `cre`. Throws a LocusError (400; 501 for ins/log) naming the bad key. */
+/** Parses the options of `sub` `cre`. Throws a LocusError (400) naming the bad key. */
 export function parseSubscriptionOptions(value: unknown, limits: OptionLimits): SubscriptionOptions {
   const dat = datOf(value);
   const kind = kindOf(dat);
@@ -101,8 +100,7 @@ export function parseSubscriptionOptions(value: unknown, limits: OptionLimits): 
  * Applies the options of `sub` `upd` to the current ones (compat 5.6): fields present
  * replace (`sha` with its `sty`, `sta` with `sty:"tar"`, `atr`; `atr:[]` or null clears),
  * fields absent keep; `sty:"rea"` without `sha` keeps the old scope. `dat.typ`, when
- * given, must name the subscription's kind. Areas, tasks, realm data and realm events have no
- * options to change. Throws like parseSubscriptionOptions; the current options are not touched.
+ * given, must name the subscription's kind. The other kinds have no options to change. Throws like parseSubscriptionOptions; the current options are not touched.
  */
 export function updateSubscriptionOptions(current: SubscriptionOptions, value: unknown, limits: OptionLimits): SubscriptionOptions {
   const dat = datOf(value);

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { LocusError, type ErrorCode } from '../../internal/errors.js';
 import type { Area, Data, Location, ObjectChange, RealmSettings, SigningKeyRecord, TokenRecord, TrackedObject } from '../../internal/domain/types.js';
+import { instructionContract } from './store-contract-instructions.js';
 import { queryContract } from './store-contract-queries.js';
 import { taskContract } from './store-contract-tasks.js';
 import type { Store } from '../../internal/store/port.js';
@@ -1079,6 +1080,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       queryContract(withStore);
     });
 
+    instructionContract(withStore);
     void describe('tasks', () => {
       taskContract(withStore);
     });

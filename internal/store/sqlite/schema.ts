@@ -129,7 +129,7 @@
  * of about 8 minutes of one tracker). The migration copies the chunks in the order of
  * their last time.
  *
- * Version 16 adds `tasks` (Hivekit tasks, hivekit-compat.md 4.10): one row per task, its
+ * Version 17 adds `tasks` (Hivekit tasks, hivekit-compat.md 4.10): one row per task, its
  * steps, location and data as JSON text, keyed by (realm, id). The rowid `seq` gives the
  * creation order lists are served in: a new row's rowid is above every existing one's,
  * so the order holds across deletes. The migration only creates the table.
@@ -396,7 +396,49 @@ const MIGRATIONS: readonly Migration[] = [
   ALTER TABLE history_v15 RENAME TO history;
   CREATE UNIQUE INDEX history_by_object ON history (orow, last);
   `,
-  // Version 16: tasks (self-contained).
+  // Version 16: instructions, the engine's state for them, and store leases (instruction-store.ts; self-contained, and
+  // IF NOT EXISTS: a file taken back to an older version to test a migration keeps these tables).
+  `
+  CREATE TABLE IF NOT EXISTS instructions (
+    seq        INTEGER PRIMARY KEY,
+    realm      TEXT NOT NULL,
+    id         TEXT NOT NULL,
+    label      TEXT,
+    source     TEXT NOT NULL,
+    data       TEXT NOT NULL,
+    created    TEXT NOT NULL,
+    updated    TEXT NOT NULL,
+    generation INTEGER NOT NULL,
+    suspended  TEXT,
+    UNIQUE (realm, id)
+  );
+  CREATE TABLE IF NOT EXISTS instruction_members (
+    realm       TEXT NOT NULL,
+    instruction TEXT NOT NULL,
+    entry       TEXT NOT NULL,
+    PRIMARY KEY (realm, instruction, entry)
+  ) WITHOUT ROWID;
+  CREATE TABLE IF NOT EXISTS instruction_pending (
+    seq         INTEGER PRIMARY KEY,
+    realm       TEXT NOT NULL,
+    key         TEXT NOT NULL,
+    instruction TEXT NOT NULL,
+    generation  INTEGER NOT NULL,
+    part        TEXT NOT NULL,
+    entries     TEXT NOT NULL,
+    created     TEXT NOT NULL,
+    attempts    INTEGER NOT NULL,
+    UNIQUE (realm, key)
+  );
+  CREATE INDEX IF NOT EXISTS instruction_pending_by_realm ON instruction_pending (realm);
+  CREATE INDEX IF NOT EXISTS instruction_pending_by_instruction ON instruction_pending (realm, instruction);
+  CREATE TABLE IF NOT EXISTS leases (
+    name    TEXT PRIMARY KEY NOT NULL,
+    holder  TEXT NOT NULL,
+    expires INTEGER NOT NULL
+  );
+  `,
+  // Version 17: tasks (self-contained).
   `
   CREATE TABLE IF NOT EXISTS tasks (
     seq         INTEGER PRIMARY KEY,

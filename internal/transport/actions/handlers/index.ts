@@ -6,6 +6,7 @@ import type { V1Handler, V1HandlerTable } from '../v1-handler.js';
 import { areasHandlers } from './areas.js';
 import type { HandlerDeps } from './deps.js';
 import { historyHandlers } from './history.js';
+import { instructionsHandlers } from './instructions.js';
 import { legacyEventsHandlers } from './legacy-events.js';
 import { objectsHandlers } from './objects.js';
 import { pubsubHandlers } from './pubsub.js';
@@ -26,6 +27,7 @@ export function v1Handlers(deps: HandlerDeps): V1HandlerTable {
     historyHandlers(deps),
     pubsubHandlers(deps),
     legacyEventsHandlers(deps),
+    instructionsHandlers(deps),
     tasksHandlers(deps),
   ];
   const table: Record<string, Record<string, V1Handler>> = {};
