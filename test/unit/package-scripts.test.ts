@@ -14,7 +14,7 @@ const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta
 describe('package scripts', () => {
   it('builds on install (prepare), so npm run locus works right after npm ci', () => {
     assert.equal(pkg.scripts.prepare, 'node scripts/prepare.mjs');
-    assert.match(pkg.scripts.build ?? '', /^tsc -p tsconfig\.json && node scripts\/build-info\.mjs$/);
+    assert.match(pkg.scripts.build ?? '', /^tsc -p tsconfig\.json && node scripts\/build-parser\.mjs && node scripts\/build-info\.mjs$/);
     assert.equal(pkg.scripts.locus, `node ${pkg.bin.locus}`);
   });
 
