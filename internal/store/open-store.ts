@@ -71,6 +71,8 @@ class OwnedStore implements Store {
   readonly signingKeys: Store['signingKeys'];
   readonly objects: Store['objects'];
   readonly areas: Store['areas'];
+  readonly instructions: Store['instructions'];
+  readonly leases: Store['leases'];
 
   constructor(
     private readonly store: Store,
@@ -82,6 +84,8 @@ class OwnedStore implements Store {
     this.signingKeys = store.signingKeys;
     this.objects = store.objects;
     this.areas = store.areas;
+    this.instructions = store.instructions;
+    this.leases = store.leases;
   }
 
   ping(): Promise<void> {

@@ -281,6 +281,8 @@ export interface Store {
   readonly signingKeys: SigningKeyStore;
   readonly objects: ObjectStore;
   readonly areas: AreaStore;
+  readonly instructions: InstructionStore;
+  readonly leases: LeaseStore;
   /** Resolves when the store can serve requests (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;

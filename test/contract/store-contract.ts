@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { LocusError, type ErrorCode } from '../../internal/errors.js';
 import type { Area, Data, Location, ObjectChange, RealmSettings, SigningKeyRecord, TokenRecord, TrackedObject } from '../../internal/domain/types.js';
+import { instructionContract } from './store-contract-instructions.js';
 import { queryContract } from './store-contract-queries.js';
 import type { Store } from '../../internal/store/port.js';
 
@@ -1077,5 +1078,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
     void describe('queries', () => {
       queryContract(withStore);
     });
+
+    instructionContract(withStore);
   });
 }

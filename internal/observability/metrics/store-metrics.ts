@@ -4,7 +4,7 @@
  * outcome="ok"|"error"}`. The cells of each operation are looked up once, at its first call;
  * a call costs two clock reads and one observe.
  */
-import type { AreaStore, ObjectStore, RealmStore, SigningKeyStore, Store, TenantStore, TokenStore } from '../../store/port.js';
+import type { AreaStore, InstructionStore, LeaseStore, ObjectStore, RealmStore, SigningKeyStore, Store, TenantStore, TokenStore } from '../../store/port.js';
 import type { HistogramCell, LeanHistogram } from './lean-series.js';
 
 /** The methods of each sub-store, as the port names them (the compiler holds the lists to the port). */
@@ -15,6 +15,21 @@ const operations = {
   signingKeys: ['create', 'get', 'listByTenant', 'delete'] satisfies (keyof SigningKeyStore)[],
   objects: ['upsertMany', 'get', 'list', 'delete', 'search', 'history', 'pruneHistory'] satisfies (keyof ObjectStore)[],
   areas: ['create', 'update', 'get', 'list', 'delete'] satisfies (keyof AreaStore)[],
+  instructions: [
+    'create',
+    'get',
+    'list',
+    'count',
+    'update',
+    'delete',
+    'realmsWithInstructions',
+    'members',
+    'applyMembership',
+    'pending',
+    'completePending',
+    'recordAttempt',
+  ] satisfies (keyof InstructionStore)[],
+  leases: ['acquire', 'release'] satisfies (keyof LeaseStore)[],
 } as const;
 
 // Every method of every sub-store is timed: a method added to the port and not here fails to compile.
@@ -26,6 +41,8 @@ type Exhaustive = [
   Missing<SigningKeyStore, (typeof operations.signingKeys)[number]>,
   Missing<ObjectStore, (typeof operations.objects)[number]>,
   Missing<AreaStore, (typeof operations.areas)[number]>,
+  Missing<InstructionStore, (typeof operations.instructions)[number]>,
+  Missing<LeaseStore, (typeof operations.leases)[number]>,
 ];
 const exhaustive: Exhaustive extends never[] ? true : false = true;
 void exhaustive;
@@ -82,6 +99,8 @@ export function meteredStore(store: Store, histogram: LeanHistogram): Store {
     signingKeys: meterGroup(store.signingKeys, 'signingKeys', operations.signingKeys, histogram),
     objects: meterGroup(store.objects, 'objects', operations.objects, histogram),
     areas: meterGroup(store.areas, 'areas', operations.areas, histogram),
+    instructions: meterGroup(store.instructions, 'instructions', operations.instructions, histogram),
+    leases: meterGroup(store.leases, 'leases', operations.leases, histogram),
     ping: timed(() => store.ping(), histogram, 'ping'),
     close: () => store.close(),
   };

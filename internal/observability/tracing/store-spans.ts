@@ -18,6 +18,21 @@ const parts: { readonly [P in Exclude<keyof Store, 'ping' | 'close'>]: Methods<S
   signingKeys: { create: true, get: true, listByTenant: true, delete: true },
   objects: { upsertMany: true, get: true, list: true, delete: true, search: true, history: true, pruneHistory: true },
   areas: { create: true, update: true, get: true, list: true, delete: true },
+  instructions: {
+    create: true,
+    get: true,
+    list: true,
+    count: true,
+    update: true,
+    delete: true,
+    realmsWithInstructions: true,
+    members: true,
+    applyMembership: true,
+    pending: true,
+    completePending: true,
+    recordAttempt: true,
+  },
+  leases: { acquire: true, release: true },
 };
 
 type AsyncMethod = (...args: unknown[]) => Promise<unknown>;
@@ -72,6 +87,8 @@ export function tracedStore(store: Store, tracer: Tracer): Store {
     signingKeys: tracedPart(tracer, 'signingKeys', store.signingKeys, parts.signingKeys),
     objects: tracedPart(tracer, 'objects', store.objects, parts.objects),
     areas: tracedPart(tracer, 'areas', store.areas, parts.areas),
+    instructions: tracedPart(tracer, 'instructions', store.instructions, parts.instructions),
+    leases: tracedPart(tracer, 'leases', store.leases, parts.leases),
     ping: traced(tracer, 'ping', store, () => store.ping()) as () => Promise<void>,
     close: () => store.close(),
   };

@@ -391,6 +391,47 @@ const MIGRATIONS: readonly Migration[] = [
   ALTER TABLE history_v15 RENAME TO history;
   CREATE UNIQUE INDEX history_by_object ON history (orow, last);
   `,
+  // Version 16: instructions, the engine's state for them, and store leases (instruction-store.ts; self-contained).
+  `
+  CREATE TABLE instructions (
+    seq        INTEGER PRIMARY KEY,
+    realm      TEXT NOT NULL,
+    id         TEXT NOT NULL,
+    label      TEXT,
+    source     TEXT NOT NULL,
+    data       TEXT NOT NULL,
+    created    TEXT NOT NULL,
+    updated    TEXT NOT NULL,
+    generation INTEGER NOT NULL,
+    suspended  TEXT,
+    UNIQUE (realm, id)
+  );
+  CREATE TABLE instruction_members (
+    realm       TEXT NOT NULL,
+    instruction TEXT NOT NULL,
+    entry       TEXT NOT NULL,
+    PRIMARY KEY (realm, instruction, entry)
+  ) WITHOUT ROWID;
+  CREATE TABLE instruction_pending (
+    seq         INTEGER PRIMARY KEY,
+    realm       TEXT NOT NULL,
+    key         TEXT NOT NULL,
+    instruction TEXT NOT NULL,
+    generation  INTEGER NOT NULL,
+    part        TEXT NOT NULL,
+    entries     TEXT NOT NULL,
+    created     TEXT NOT NULL,
+    attempts    INTEGER NOT NULL,
+    UNIQUE (realm, key)
+  );
+  CREATE INDEX instruction_pending_by_realm ON instruction_pending (realm);
+  CREATE INDEX instruction_pending_by_instruction ON instruction_pending (realm, instruction);
+  CREATE TABLE leases (
+    name    TEXT PRIMARY KEY NOT NULL,
+    holder  TEXT NOT NULL,
+    expires INTEGER NOT NULL
+  );
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -14,14 +14,16 @@ import Database from 'better-sqlite3';
 import type { Statement, Transaction } from 'better-sqlite3';
 import { areaExists, LocusError, notFound, realmExists } from '../../errors.js';
 import { applyAreaPatch } from '../../domain/area.js';
+import { instructionLeaseName } from '../../domain/instruction-update.js';
 import { applyRealmPatch } from '../../domain/realm-entity.js';
 import { splitRealmKey } from '../../domain/realm-key.js';
 import type { Area, AreaChange, AreaCreate, AreaPatch, Realm, RealmPatch, RealmSettings, TokenRecord } from '../../domain/types.js';
-import type { AreaListQuery, AreaStore, Page, RealmStore, SigningKeyStore, Store, TenantStore, TokenStore } from '../port.js';
+import type { AreaListQuery, AreaStore, InstructionStore, LeaseStore, Page, RealmStore, SigningKeyStore, Store, TenantStore, TokenStore } from '../port.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Checkpointer } from './checkpointer.js';
+import { DELETE_REALM_INSTRUCTIONS_SQL, SqliteInstructionStore, SqliteLeaseStore } from './instruction-store.js';
 import { SqliteObjectStore, pageStart, toPage, type ObjectStoreOptions } from './object-store.js';
 import { purgeRealmIndexes } from './realm-purge.js';
 import { areaFromRow, realmFromRow, tokenFromRow, type AreaRow, type RealmRow, type TokenRow } from './rows.js';
@@ -61,7 +63,9 @@ class SqliteRealmStore implements RealmStore {
       'DELETE FROM objects WHERE realm = ?',
       'DELETE FROM areas WHERE realm = ?',
       'DELETE FROM tokens WHERE realm = ?',
+      ...DELETE_REALM_INSTRUCTIONS_SQL,
     ].map((sql) => db.prepare<[string]>(sql));
+    const deleteLease = db.prepare<[string]>('DELETE FROM leases WHERE name = ?');
     const deleteRealm = db.prepare<[string]>('DELETE FROM realms WHERE id = ?');
     // A realm-bound signing key goes with its realm, as its tokens do.
     const deleteBoundKeys = db.prepare<[string, string]>('DELETE FROM signing_keys WHERE tenant = ? AND realm = ?');
@@ -89,6 +93,7 @@ class SqliteRealmStore implements RealmStore {
       // The realm's index entries first (in bulk), then its rows (the delete trigger then skips them).
       const queued = purgeRealmIndexes(db, this.indexer, id);
       for (const statement of deleteRealmData) statement.run(id);
+      deleteLease.run(instructionLeaseName(id));
       const { tenant, name } = splitRealmKey(id);
       deleteBoundKeys.run(tenant, name);
       return { existed: deleteRealm.run(id).changes > 0, queued };
@@ -261,6 +266,8 @@ export class SqliteStore implements Store {
   readonly signingKeys: SigningKeyStore;
   readonly objects: SqliteObjectStore;
   readonly areas: AreaStore;
+  readonly instructions: InstructionStore;
+  readonly leases: LeaseStore;
   private readonly db: Db;
   private readonly pingStatement: Statement<[], unknown>;
   /** WAL checkpoints on a worker thread. */
@@ -298,6 +305,8 @@ export class SqliteStore implements Store {
       this.areas = new SqliteAreaStore(db);
       this.signingKeys = new SqliteSigningKeyStore(db);
       this.tenants = new SqliteTenantStore(db);
+      this.instructions = new SqliteInstructionStore(db);
+      this.leases = new SqliteLeaseStore(db);
       this.pingStatement = db.prepare('SELECT 1');
       this.checkpointer = new Checkpointer(db, file);
       // The spatial index of every realm, built in the background (location-index.ts).
