@@ -158,8 +158,14 @@ export function compareCodePoints(a: string, b: string): number {
   return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
 }
 
+/**
+ * What a filter reads of a record: an object's, and equally an area's, id, label and data
+ * (instructions filter areas by the same rules).
+ */
+export type FilterSubject = Pick<TrackedObject, 'id' | 'label' | 'data'>;
+
 /** The value a condition's field names: `id`, `label` (null when unset) or an own data property (undefined when missing). */
-export function fieldValue(obj: TrackedObject, field: string, target: 'data' | undefined): DataValue | undefined {
+export function fieldValue(obj: FilterSubject, field: string, target: 'data' | undefined): DataValue | undefined {
   if (target === undefined && field === 'id') return obj.id;
   if (target === undefined && field === 'label') return obj.label;
   return Object.hasOwn(obj.data, field) ? obj.data[field] : undefined;
@@ -198,7 +204,7 @@ function matchesOne(actual: DataValue | undefined, op: FilterOp, value: ScalarVa
  * strings with strings in code point order, never across types, on null or on a missing
  * field (so `>=` is not "not `<`").
  */
-export function matchesFilter(obj: TrackedObject, conditions: readonly FilterCondition[]): boolean {
+export function matchesFilter(obj: FilterSubject, conditions: readonly FilterCondition[]): boolean {
   for (const { field, op, value, target } of conditions) {
     if (!matchesOne(fieldValue(obj, field, target), op, value)) return false;
   }
