@@ -5,6 +5,7 @@
  */
 import { storeUrlProblem } from '../store/store-url.js';
 import { acceptedBuses, busUrlProblem } from '../events/open-bus.js';
+import { parseAllowList } from '../instructions/delivery/address-ranges.js';
 
 export interface Config {
   host: string;
@@ -90,6 +91,21 @@ export interface Config {
   instructionMaxFailures: number;
   /** Entries an instruction's `when` set may hold; more suspends it. */
   instructionMaxEntries: number;
+  /**
+   * Addresses, CIDRs and host names sendToUrl may reach although they are loopback, link-local,
+   * private or otherwise special (instructions/delivery/address-ranges.ts parseAllowList).
+   */
+  sendToUrlAllow: string[];
+  /** One sendToUrl attempt, from connecting to the answer's status line. */
+  sendToUrlTimeoutMs: number;
+  /** Attempts after the first, on network errors, timeouts, 5xx and 429. */
+  sendToUrlRetries: number;
+  /** sendToUrl deliveries waiting or under way per realm; more are dropped. */
+  sendToUrlQueue: number;
+  /** sendToUrl deliveries under way at once per realm. */
+  sendToUrlConcurrency: number;
+  /** Instruction log events kept per realm. */
+  instructionLogSize: number;
 }
 
 /** The store when LOCUS_STORE is not set; the only one whose directory start-up creates. */
@@ -103,7 +119,7 @@ interface Setting {
   env: string;
   flag: string;
   key: keyof Config;
-  kind: 'string' | 'port' | 'int' | 'bool' | 'optional-string' | 'origins';
+  kind: 'string' | 'port' | 'int' | 'bool' | 'optional-string' | 'origins' | 'allow';
   def: string | number | boolean | null | readonly string[];
   min?: number;
 }
@@ -154,6 +170,12 @@ const settings: Setting[] = [
   { env: 'LOCUS_INSTRUCTION_BATCH_MS', flag: 'instruction-batch-ms', key: 'instructionBatchMs', kind: 'int', def: 1000, min: 1 },
   { env: 'LOCUS_INSTRUCTION_MAX_FAILURES', flag: 'instruction-max-failures', key: 'instructionMaxFailures', kind: 'int', def: 5, min: 1 },
   { env: 'LOCUS_INSTRUCTION_MAX_ENTRIES', flag: 'instruction-max-entries', key: 'instructionMaxEntries', kind: 'int', def: 10_000, min: 1 },
+  { env: 'LOCUS_SEND_TO_URL_ALLOW', flag: 'send-to-url-allow', key: 'sendToUrlAllow', kind: 'allow', def: [] },
+  { env: 'LOCUS_SEND_TO_URL_TIMEOUT_MS', flag: 'send-to-url-timeout-ms', key: 'sendToUrlTimeoutMs', kind: 'int', def: 5000, min: 1 },
+  { env: 'LOCUS_SEND_TO_URL_RETRIES', flag: 'send-to-url-retries', key: 'sendToUrlRetries', kind: 'int', def: 3, min: 0 },
+  { env: 'LOCUS_SEND_TO_URL_QUEUE', flag: 'send-to-url-queue', key: 'sendToUrlQueue', kind: 'int', def: 1000, min: 1 },
+  { env: 'LOCUS_SEND_TO_URL_CONCURRENCY', flag: 'send-to-url-concurrency', key: 'sendToUrlConcurrency', kind: 'int', def: 4, min: 1 },
+  { env: 'LOCUS_INSTRUCTION_LOG_SIZE', flag: 'instruction-log-size', key: 'instructionLogSize', kind: 'int', def: 1000, min: 1 },
 ];
 
 /** An origin as a browser sends it: scheme, host and optional port, no path. */
@@ -175,6 +197,15 @@ function parseValue(s: Setting, raw: string, source: string): string | number | 
   switch (s.kind) {
     case 'origins':
       return parseOrigins(raw, source);
+    case 'allow': {
+      const entries = raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+      try {
+        parseAllowList(entries);
+      } catch (err) {
+        throw new ConfigError(`${source} must list addresses, CIDRs and host names separated by commas: ${(err as Error).message}`);
+      }
+      return entries;
+    }
     case 'string':
     case 'optional-string':
       if (raw === '') throw new ConfigError(`${source} must not be empty`);

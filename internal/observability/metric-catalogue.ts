@@ -26,6 +26,9 @@ export const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
 /** Store and bus calls: 50 µs to 2.5 s. */
 export const FAST_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 2.5] as const;
 
+/** sendToUrl deliveries, queue wait and retries included: 1 ms to 2 min. */
+export const DELIVERY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120] as const;
+
 export const METRICS = {
   httpRequests: {
     name: 'locus_http_requests_total',
@@ -133,6 +136,25 @@ export const METRICS = {
     type: 'counter',
     help: 'Failed authentications, by protocol (rest, v1) and reason (missing, invalid, forbidden).',
     labels: ['protocol', 'reason'],
+  },
+  sendToUrlDeliveries: {
+    name: 'locus_send_to_url_deliveries_total',
+    type: 'counter',
+    help: 'sendToUrl deliveries finished by this process, by outcome (success, failed, refused, dropped).',
+    labels: ['outcome'],
+  },
+  sendToUrlDuration: {
+    name: 'locus_send_to_url_duration_seconds',
+    type: 'histogram',
+    help: 'Time from a sendToUrl delivery being queued to its last answer, retries included, by outcome (success, failed).',
+    labels: ['outcome'],
+    buckets: DELIVERY_BUCKETS,
+  },
+  sendToUrlQueueDepth: {
+    name: 'locus_send_to_url_queue_depth',
+    type: 'gauge',
+    help: 'sendToUrl deliveries waiting or under way on this process, all realms together.',
+    labels: [],
   },
   realms: {
     name: 'locus_realms',
