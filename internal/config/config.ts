@@ -106,6 +106,10 @@ export interface Config {
   sendToUrlConcurrency: number;
   /** Instruction log events kept per realm. */
   instructionLogSize: number;
+  /** Longest HiveScript source of an instruction, in characters. */
+  instructionMaxSourceChars: number;
+  /** Most instructions one realm holds. */
+  instructionMaxPerRealm: number;
 }
 
 /** The store when LOCUS_STORE is not set; the only one whose directory start-up creates. */
@@ -176,6 +180,8 @@ const settings: Setting[] = [
   { env: 'LOCUS_SEND_TO_URL_QUEUE', flag: 'send-to-url-queue', key: 'sendToUrlQueue', kind: 'int', def: 1000, min: 1 },
   { env: 'LOCUS_SEND_TO_URL_CONCURRENCY', flag: 'send-to-url-concurrency', key: 'sendToUrlConcurrency', kind: 'int', def: 4, min: 1 },
   { env: 'LOCUS_INSTRUCTION_LOG_SIZE', flag: 'instruction-log-size', key: 'instructionLogSize', kind: 'int', def: 1000, min: 1 },
+  { env: 'LOCUS_INSTRUCTION_MAX_SOURCE_CHARS', flag: 'instruction-max-source-chars', key: 'instructionMaxSourceChars', kind: 'int', def: 10_000, min: 1 },
+  { env: 'LOCUS_INSTRUCTION_MAX_PER_REALM', flag: 'instruction-max-per-realm', key: 'instructionMaxPerRealm', kind: 'int', def: 1000, min: 1 },
 ];
 
 /** An origin as a browser sends it: scheme, host and optional port, no path. */

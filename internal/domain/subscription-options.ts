@@ -2,12 +2,13 @@
  * Hivekit subscription options (`sub` `cre`/`upd` `dat`, hivekit-compat.md 5.1, 5.2, 5.6):
  * parsing and the partial update rule. Pure.
  *
- * - `typ`: `obj`, `are`, `rea` (realm data) or `sys` (realm events). `ins`, `log` and `tsk`
- *   are refused with 501 (instructions, logs and tasks are not implemented).
+ * - `typ`: `obj`, `are`, `rea` (realm data), `sys` (realm events), `ins` (instructions) or
+ *   `log` (instruction log events). `tsk` is refused with 501 (tasks are not implemented).
  * - Objects: `sty` `rea` (default) is the whole realm; `rec`/`cir`/`pol` need `sha`
  *   (domain/hivekit-shapes.ts); `tar` needs `sta: {id, r}` (a circle of r metres around the
  *   target object's current location). `atr`: attribute conditions (domain/attribute-conditions.ts).
- * - Areas, realm data and realm events: `sty`, `sha`, `sta` and `atr` are ignored (compat 12.5).
+ * - Areas, realm data, realm events, instructions and logs: `sty`, `sha`, `sta` and `atr` are
+ *   ignored (compat 12.5).
  * - `exe: true` asks for the current set right away. Unknown keys are ignored (compat 3.7).
  */
 import { parseAttributeConditions } from './attribute-conditions.js';
@@ -17,7 +18,7 @@ import { MAX_RADIUS_M } from './shape.js';
 import type { FilterCondition, Shape } from './types.js';
 import { invalid, LocusError } from '../errors.js';
 
-export type SubscriptionKind = 'obj' | 'are' | 'rea' | 'sys';
+export type SubscriptionKind = 'obj' | 'are' | 'rea' | 'sys' | 'ins' | 'log';
 
 /** Where an object subscription looks. */
 export type ObjectScope =
@@ -31,15 +32,15 @@ export interface ObjectOptions {
   conditions: FilterCondition[];
 }
 
-export type SubscriptionOptions = ObjectOptions | { kind: 'are' } | { kind: 'rea' } | { kind: 'sys' };
+export type SubscriptionOptions = ObjectOptions | { kind: 'are' } | { kind: 'rea' } | { kind: 'sys' } | { kind: 'ins' } | { kind: 'log' };
 
 export interface OptionLimits {
   maxVertices: number;
   maxConditions: number;
 }
 
-const kinds = ['obj', 'are', 'rea', 'sys'] as const;
-const unsupported: Readonly<Record<string, string>> = { ins: 'instructions', log: 'logs', tsk: 'tasks' };
+const kinds = ['obj', 'are', 'rea', 'sys', 'ins', 'log'] as const;
+const unsupported: Readonly<Record<string, string>> = { tsk: 'tasks' };
 const scopes = `"rea", "rec", "cir", "pol" or "tar"`;
 
 function datOf(value: unknown): Record<string, unknown> {
@@ -54,7 +55,7 @@ function kindOf(dat: Record<string, unknown>): SubscriptionKind {
   if (typeof typ === 'string' && Object.hasOwn(unsupported, typ)) {
     throw new LocusError('not_implemented', `subscriptions of ${unsupported[typ]} (dat.typ ${quote(typ)}) are not supported by this server`);
   }
-  throw invalid(`dat.typ must be "obj" (objects), "are" (areas), "rea" (realm data) or "sys" (realm events) (got ${describe(typ)})`);
+  throw invalid(`dat.typ must be "obj" (objects), "are" (areas), "rea" (realm data), "sys" (realm events), "ins" (instructions) or "log" (instruction logs) (got ${describe(typ)})`);
 }
 
 function parseTarget(value: unknown): { target: string; radius: number } {
@@ -85,7 +86,7 @@ function scopeOf(dat: Record<string, unknown>, limits: OptionLimits): ObjectScop
   return undefined;
 }
 
-/** Parses the options of `sub` `cre`. Throws a LocusError (400; 501 for ins/log/tsk) naming the bad key. */
+/** Parses the options of `sub` `cre`. Throws a LocusError (400; 501 for tsk) naming the bad key. */
 export function parseSubscriptionOptions(value: unknown, limits: OptionLimits): SubscriptionOptions {
   const dat = datOf(value);
   const kind = kindOf(dat);
@@ -101,8 +102,7 @@ export function parseSubscriptionOptions(value: unknown, limits: OptionLimits): 
  * Applies the options of `sub` `upd` to the current ones (compat 5.6): fields present
  * replace (`sha` with its `sty`, `sta` with `sty:"tar"`, `atr`; `atr:[]` or null clears),
  * fields absent keep; `sty:"rea"` without `sha` keeps the old scope. `dat.typ`, when
- * given, must name the subscription's kind. Areas, realm data and realm events have no
- * options to change. Throws like parseSubscriptionOptions; the current options are not touched.
+ * given, must name the subscription's kind. The other kinds have no options to change. Throws like parseSubscriptionOptions; the current options are not touched.
  */
 export function updateSubscriptionOptions(current: SubscriptionOptions, value: unknown, limits: OptionLimits): SubscriptionOptions {
   const dat = datOf(value);

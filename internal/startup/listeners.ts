@@ -46,7 +46,7 @@ function listen(server: Server, port: number, host: string): Promise<AddressInfo
 
 /** The HTTP server: the REST app (with `/v1/http`), the connection cap and the WebSocket endpoint. */
 function httpServer(config: Config, s: Services, v1: V1, build: BuildInfo, logger: Logger, isAccepting: () => boolean, metrics: RestMetricsHooks | null): { http: Server; httpSockets: ReadonlySet<Socket>; ws: WsEndpoint } {
-  const { access, realms, tenants, objects, areas, store } = s;
+  const { access, realms, tenants, objects, areas, instructions, store } = s;
   const { maxBodyBytes, maxActions, authCookieName } = config;
   const app = createRestApp({
     access,
@@ -54,6 +54,7 @@ function httpServer(config: Config, s: Services, v1: V1, build: BuildInfo, logge
     tenants,
     objects,
     areas,
+    instructions,
     store,
     logger,
     maxBodyBytes,

@@ -1,7 +1,7 @@
 /**
  * The services of one API process, on its store and bus: change stream (geofencing its first
  * listener), caches told through control messages, realms, tenants, access, objects, areas,
- * presence, pub/sub and subscriptions.
+ * instructions, presence, pub/sub and subscriptions.
  */
 import type { Logger } from 'pino';
 import { Authenticator } from '../auth/authenticator.js';
@@ -10,12 +10,14 @@ import { RateLimiter } from '../auth/rate-limiter.js';
 import type { Config } from '../config/config.js';
 import type { EventBus } from '../events/port.js';
 import { GeofenceEngine } from '../geofence/geofence-engine.js';
+import { compileInstruction } from '../instructions/language/compile.js';
 import type { Tracing } from '../observability/tracing/tracing.js';
 import { Access } from '../service/access.js';
 import { AreaService } from '../service/areas.js';
 import { ChangeStream, type ChangeListener } from '../service/changes.js';
 import type { Clock } from '../service/clock.js';
 import { ControlChannel } from '../service/control.js';
+import { InstructionService } from '../service/instructions.js';
 import { LiveSubscriptions } from '../service/live/live-subscriptions.js';
 import { ObjectService } from '../service/objects.js';
 import { PresenceRegistry } from '../service/presence-registry.js';
@@ -37,6 +39,7 @@ export interface Services {
   readonly access: Access;
   readonly objects: ObjectService;
   readonly areas: AreaService;
+  readonly instructions: InstructionService;
   readonly subscriptions: Subscriptions;
   readonly live: LiveSubscriptions;
   /** Null while tracing is off. */
@@ -80,7 +83,15 @@ export function buildServices(
   const access = new Access(authenticator, realms, new RateLimiter(), { rateLimit, rateBurst, authFailureRate, authFailureBurst }, clock);
   const { maxBulk, maxPage, maxFilterConditions, maxVertices, maxFutureSkewS } = config;
   const live = new LiveSubscriptions(
-    { bus, objects: store.objects, areas: store.areas, realms: store.realms, presence, onError: (err) => logger.error({ err }, 'subscription update failed') },
+    {
+      bus,
+      objects: store.objects,
+      areas: store.areas,
+      realms: store.realms,
+      instructions: store.instructions,
+      presence,
+      onError: (err) => logger.error({ err }, 'subscription update failed'),
+    },
     { maxVertices, maxConditions: maxFilterConditions },
   );
   // Level-based repair: when the bus may have lost messages, the caches have dropped what they
@@ -105,6 +116,10 @@ export function buildServices(
     access,
     objects: new ObjectService(store, clock, { maxBulk, maxPage, maxFilterConditions, maxVertices, maxFutureSkewS }, changes, presence),
     areas: new AreaService(store, { maxPage, maxVertices }, changes, control),
+    instructions: new InstructionService(store.instructions, compileInstruction, bus, clock, {
+      maxSourceChars: config.instructionMaxSourceChars,
+      maxPerRealm: config.instructionMaxPerRealm,
+    }),
     subscriptions: new Subscriptions(bus),
     live,
     tracing,

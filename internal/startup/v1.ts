@@ -15,11 +15,12 @@ export interface V1 {
 }
 
 export function buildV1(config: Config, s: Services, build: BuildInfo, logger: Logger, metrics?: ServerMetrics | null): V1 {
-  const { access, objects, areas, realms, subscriptions, pubsub, live, presence, clock } = s;
+  const { access, objects, areas, instructions, realms, subscriptions, pubsub, live, presence, clock } = s;
   const handlers = v1Handlers({
     access,
     objects,
     areas,
+    instructions,
     realms,
     search: new RealmSearch(s.store),
     subscriptions,

@@ -1,6 +1,6 @@
 /**
  * The Hivekit-compatible parts of REST v2 (issue #20, docs/reference/hivekit-rest.md §11.2):
- * token placement and cookie authentication (D6), /health-check (D13), instructions answered 501 (D9), area create
+ * token placement and cookie authentication (D6), /health-check (D13), instructions behind the token (D9; the rest in rest-instructions.test.ts), area create
  * requirements (D10), nanosecond times (D12), v1 error texts (D17), CORS (D14).
  */
 import assert from 'node:assert/strict';
@@ -131,21 +131,20 @@ describe('REST v2, Hivekit compatibility', () => {
   });
 
   describe('instructions (D9)', () => {
-    for (const [method, path] of [
-      ['GET', '/v2/realm/fleet/instruction'],
-      ['POST', '/v2/realm/fleet/instruction/i1'],
-      ['PATCH', '/v2/realm/fleet/instruction/i1'],
-      ['DELETE', '/v2/realm/fleet/instruction/i1'],
-    ] as const) {
-      it(`${method} ${path} is a 501 with the v2 error body, after authentication`, async () => {
+    it('the instruction routes need a token like every realm route (401), and answer once it is given', async () => {
+      for (const [method, path] of [
+        ['GET', '/v2/realm/fleet/instruction'],
+        ['POST', '/v2/realm/fleet/instruction/i1'],
+        ['PATCH', '/v2/realm/fleet/instruction/i1'],
+        ['DELETE', '/v2/realm/fleet/instruction/i1'],
+      ] as const) {
         const anonymous = await call(url, method, path);
-        assert.equal(anonymous.status, 401);
-        const res = await call(url, method, path, { token: tokens.write, ...(method === 'GET' || method === 'DELETE' ? {} : { body: {} }) });
-        assert.equal(res.status, 501, res.text);
-        assert.equal(res.json.result, 'error');
-        assert.equal(res.json.error.code, 'not_implemented');
-      });
-    }
+        assert.equal(anonymous.status, 401, `${method} ${path}`);
+      }
+      const list = await call(url, 'GET', '/v2/realm/fleet/instruction', { token: tokens.read });
+      assert.equal(list.status, 200, list.text);
+      assert.deepEqual(list.json, {});
+    });
   });
 
   describe('v1 error texts (D17)', () => {

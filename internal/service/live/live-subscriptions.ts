@@ -9,6 +9,7 @@
  * realm create, update and delete of the tenant). Everything arrives through the event bus:
  * a realm's `obj`, `del`, `cst`, `are` events and its deletion, and the tenant channel's
  * realm changes. Each realm or tenant with subscriptions here holds one bus subscription.
+ * Instructions (`ins`) and instruction logs (`log`): instruction-feeds.ts.
  *
  * Pushes are batched per connection (connection-live.ts, every `cycleMs`). `exe:true` and
  * every `upd` push the whole set on the next cycle after the reply; after `del` nothing more
@@ -42,10 +43,11 @@ import {
 } from '../../domain/subscription-options.js';
 import type { RealmChangedEvent } from '../../domain/events.js';
 import type { BusSubscription, EventBus, RealmMessage } from '../../events/port.js';
-import type { AreaStore, ObjectStore, RealmStore } from '../../store/port.js';
+import type { AreaStore, InstructionStore, ObjectStore, RealmStore } from '../../store/port.js';
 import type { V1Connection } from '../../transport/actions/v1-handler.js';
 import { noPresence, type PresenceLookup } from '../presence-port.js';
 import { ConnectionLive, type LiveSubscription } from './connection-live.js';
+import { InstructionFeeds, InstructionsSubscription, LogSubscription, type LogHistory } from './instruction-feeds.js';
 import { ObjectSubscription, RealmObjects } from './realm-objects.js';
 import { realmRecord, v1Records, type RecordFormat } from './records.js';
 
@@ -105,6 +107,10 @@ export interface LiveDeps {
   presence?: PresenceLookup;
   records?: RecordFormat;
   onError?: (err: unknown) => void;
+  /** Where `ins` subscriptions read the realm's instructions; absent: `ins` and `log` are refused with 501. */
+  instructions?: Pick<InstructionStore, 'list'>;
+  /** The recent log events an `exe:true` log subscription starts with; absent: none. */
+  logHistory?: LogHistory;
 }
 
 class AreaSubscription implements LiveSubscription {
@@ -364,7 +370,7 @@ class TenantLive {
   }
 }
 
-type AnySubscription = ObjectSubscription | AreaSubscription | RealmDataSubscription | RealmEventsSubscription;
+type AnySubscription = ObjectSubscription | AreaSubscription | RealmDataSubscription | RealmEventsSubscription | InstructionsSubscription | LogSubscription;
 
 export class LiveSubscriptions {
   readonly bus: EventBus;
@@ -380,6 +386,7 @@ export class LiveSubscriptions {
   /** The resync under way or last run (settled), and the one queued after it. */
   private resyncTail: Promise<unknown> = Promise.resolve();
   private resyncQueued: Promise<number> | null = null;
+  private readonly feeds: InstructionFeeds | null;
 
   constructor(
     private readonly deps: LiveDeps,
@@ -391,6 +398,13 @@ export class LiveSubscriptions {
     this.onError = deps.onError ?? (() => undefined);
     this.maxPerConnection = limits.maxPerConnection ?? maxSubscriptionsPerConnection;
     this.cycleMs = limits.cycleMs ?? defaultCycleMs;
+    const { instructions, logHistory } = deps;
+    this.feeds =
+      instructions === undefined
+        ? null
+        : new InstructionFeeds({ bus: this.bus, instructions, onError: this.onError, ...(logHistory === undefined ? {} : { logHistory }) }, (conn, sub) => {
+            this.dropSubscription(conn, sub);
+          });
   }
 
   /**
@@ -415,7 +429,11 @@ export class LiveSubscriptions {
       tenant.events.add(sub);
     } else {
       if (realm === null) throw new LocusError('invalid_request', 'this subscription needs a realm in rea');
-      if (options.kind === 'rea') {
+      if (options.kind === 'ins' || options.kind === 'log') {
+        const feeds = this.feedsOrRefuse(options.kind);
+        const readable = readFilter(connection.principal, realm.name);
+        sub = options.kind === 'ins' ? feeds.instructions(id, conn, realm.key, readable) : feeds.log(id, conn, realm.key, readable);
+      } else if (options.kind === 'rea') {
         const tenant = this.tenantOf(realm.tenant);
         const data = new RealmDataSubscription(id, conn, tenant, realm);
         tenant.addData(data);
@@ -441,6 +459,8 @@ export class LiveSubscriptions {
       else if (sub instanceof AreaSubscription) {
         await sub.realm.areasReady();
         if (exe) sub.pushFull();
+      } else if (sub instanceof InstructionsSubscription || sub instanceof LogSubscription) {
+        await this.feedsOrRefuse(options.kind === 'log' ? 'log' : 'ins').start(sub, exe);
       }
     } catch (err) {
       if (conn.subscriptions.get(id) === sub) this.dropSubscription(conn, sub);
@@ -468,6 +488,10 @@ export class LiveSubscriptions {
       sub.pushFull();
     } else if (sub instanceof RealmDataSubscription) {
       sub.pushCurrent();
+    } else if (sub instanceof InstructionsSubscription) {
+      // Read afresh: what the subscriber gets now is the store's map, not a copy that may lag.
+      await sub.realm.resync();
+      sub.pushFull();
     }
   }
 
@@ -514,6 +538,7 @@ export class LiveSubscriptions {
     }
     await runAll(realmChecks, resyncConcurrency, this.onError);
     await runAll(reads, resyncConcurrency, this.onError);
+    if (this.feeds !== null) count += await this.feeds.resync();
     return count;
   }
 
@@ -548,7 +573,7 @@ export class LiveSubscriptions {
 
   /** Realms and tenants with a bus subscription here (for tests: they are released). */
   held(): { realms: number; tenants: number; connections: number } {
-    return { realms: this.realms.size, tenants: this.tenants.size, connections: this.connections.size };
+    return { realms: this.realms.size + (this.feeds?.held() ?? 0), tenants: this.tenants.size, connections: this.connections.size };
   }
 
   // --- internals (used by the per-realm and per-tenant holders) ------------------------
@@ -593,6 +618,11 @@ export class LiveSubscriptions {
       conn = created;
     }
     return conn;
+  }
+
+  private feedsOrRefuse(kind: 'ins' | 'log'): InstructionFeeds {
+    if (this.feeds === null) throw new LocusError('not_implemented', `subscriptions of dat.typ "${kind}" are not supported by this server`);
+    return this.feeds;
   }
 
   private realmOf(key: string): RealmLive {

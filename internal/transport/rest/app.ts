@@ -6,11 +6,14 @@ import express, { type NextFunction, type Request, type RequestHandler, type Res
 import type { Logger } from 'pino';
 import { rejectRepeatedParams } from '../../domain/list-query.js';
 import type { Right } from '../../auth/principal.js';
-import { allowedOn, idFilter, idForbidden, readFilter, type IdFilter } from '../../auth/rights.js';
+import { checkInstructionWrite } from '../../auth/instruction-rights.js';
+import { allowedOn, idFilter, idForbidden, keepAllowed, readFilter, type IdFilter } from '../../auth/rights.js';
+import type { InstructionRecord } from '../../domain/instruction.js';
 import type { Realm } from '../../domain/types.js';
-import { errorCatalogue, LocusError } from '../../errors.js';
+import { errorCatalogue } from '../../errors.js';
 import type { Access } from '../../service/access.js';
 import type { AreaService } from '../../service/areas.js';
+import type { InstructionService } from '../../service/instructions.js';
 import type { ObjectService } from '../../service/objects.js';
 import type { RealmService } from '../../service/realms.js';
 import type { TenantService } from '../../service/tenants.js';
@@ -35,6 +38,7 @@ export interface RestDeps {
   tenants: TenantService;
   objects: ObjectService;
   areas: AreaService;
+  instructions: InstructionService;
   store: Store;
   logger: Logger;
   maxBodyBytes: number;
@@ -81,7 +85,7 @@ function query(req: Request): Record<string, unknown> {
 
 /**
  * The `per` letter a REST request needs (opaque tokens: R needs scope read, the others write):
- * reads R, deletes D, an area create (POST, 409 on an existing id) C, every other write U
+ * reads R, deletes D, an area or instruction create (POST, 409 on an existing id) C, every other write U
  * (object writes are create-or-update: they need U, which C alone does not give).
  */
 function rightFor(req: Request): Right {
@@ -92,7 +96,7 @@ function rightFor(req: Request): Right {
     case 'DELETE':
       return 'D';
     case 'POST':
-      return req.path.startsWith('/area') ? 'C' : 'U';
+      return req.path.startsWith('/area') || req.path.startsWith('/instruction') ? 'C' : 'U';
     default:
       return 'U';
   }
@@ -246,17 +250,59 @@ function areaRoutes(deps: RestDeps, body: RequestHandler[]): Router {
   return router;
 }
 
+/** An instruction as REST shows it (hivekit-rest.md 6), with `suspended` (locus): the reason the engine stopped it, or null. */
+function instructionView(record: InstructionRecord): Record<string, unknown> {
+  return { id: record.id, label: record.label, instruction: record.source, data: record.data, suspended: record.suspended };
+}
+
+/** A list entry: no source (hivekit-rest.md 6), with `suspended`. */
+function instructionListView(record: InstructionRecord): Record<string, unknown> {
+  return { id: record.id, label: record.label, data: record.data, suspended: record.suspended };
+}
+
 /**
- * Hivekit's instruction endpoints: instructions are not built yet, and a 501 lets a client
- * tell "not implemented" from "no such instruction" (a 404).
+ * Hivekit's instruction endpoints (hivekit-rest.md 6). Reading needs R on the instruction's
+ * id; creating, updating and deleting need the letter on every id of the realm
+ * (auth/instruction-rights.ts: an instruction acts on the whole realm).
  */
-function instructionRoutes(): Router {
+function instructionRoutes(deps: RestDeps, body: RequestHandler[]): Router {
+  const { instructions } = deps;
   const router = express.Router({ mergeParams: true });
-  const notImplemented: RequestHandler = () => {
-    throw new LocusError('not_implemented', 'instructions are not implemented yet');
-  };
-  router.all('/instruction', notImplemented);
-  router.all('/instruction/:id', notImplemented);
+  router.param('id', (req, res, next, id: string) => {
+    const right = rightFor(req);
+    if (right === 'R') {
+      idGate(req, res, next, id);
+      return;
+    }
+    checkInstructionWrite(principalOf(res), realmOf(res).name, right);
+    next();
+  });
+  router
+    .route('/instruction')
+    .get(async (_req, res) => {
+      const readable = keepAllowed(await instructions.list(realmOf(res)), readableOf(res));
+      res.json(Object.fromEntries(readable.map((record) => [record.id, instructionListView(record)])));
+    })
+    .all(methodNotAllowed(['GET']));
+  router
+    .route('/instruction/:id')
+    .get(async (req, res) => {
+      res.json(instructionView(await instructions.get(realmOf(res), param(req, 'id'))));
+    })
+    .post(...body, async (req, res) => {
+      const record = await instructions.create(realmOf(res), param(req, 'id'), req.body);
+      res.json({ id: record.id, ...success });
+    })
+    .patch(...body, async (req, res) => {
+      const record = await instructions.update(realmOf(res), param(req, 'id'), req.body);
+      res.json({ id: record.id, ...success });
+    })
+    .delete(async (req, res) => {
+      const id = param(req, 'id');
+      await instructions.delete(realmOf(res), id);
+      res.json({ id, ...success });
+    })
+    .all(methodNotAllowed(['GET', 'POST', 'PATCH', 'DELETE']));
   return router;
 }
 
@@ -298,7 +344,7 @@ export function createRestApp(deps: RestDeps): express.Express {
   app.use(realmRoutes(deps, v2Authenticate, v2Body));
   const realmScoped = express.Router({ mergeParams: true });
   realmScoped.use(mountedAt('/v2/realm/:realm'), v2Authenticate, realmGate(deps.access));
-  realmScoped.use(objectRoutes(deps, v2Body), areaRoutes(deps, v2Body), instructionRoutes());
+  realmScoped.use(objectRoutes(deps, v2Body), areaRoutes(deps, v2Body), instructionRoutes(deps, v2Body));
   app.use('/v2/realm/:realm', realmScoped);
 
   const admin = express.Router();

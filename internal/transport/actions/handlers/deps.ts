@@ -4,6 +4,7 @@
  */
 import type { Access } from '../../../service/access.js';
 import type { AreaService } from '../../../service/areas.js';
+import type { InstructionService } from '../../../service/instructions.js';
 import type { Clock } from '../../../service/clock.js';
 import type { ObjectService } from '../../../service/objects.js';
 import type { PubSub } from '../../../service/pubsub.js';
@@ -28,6 +29,8 @@ export interface HandlerDeps {
   access: Access;
   objects: ObjectService;
   areas: AreaService;
+  /** HiveScript instructions (`ins`, compat 4.9). */
+  instructions: InstructionService;
   realms: RealmService;
   /** Hivekit's search over objects and areas (`rea sea`): `new RealmSearch(store)`. */
   search: RealmSearch;

@@ -6,6 +6,7 @@ import type { V1Handler, V1HandlerTable } from '../v1-handler.js';
 import { areasHandlers } from './areas.js';
 import type { HandlerDeps } from './deps.js';
 import { historyHandlers } from './history.js';
+import { instructionsHandlers } from './instructions.js';
 import { legacyEventsHandlers } from './legacy-events.js';
 import { objectsHandlers } from './objects.js';
 import { pubsubHandlers } from './pubsub.js';
@@ -25,6 +26,7 @@ export function v1Handlers(deps: HandlerDeps): V1HandlerTable {
     historyHandlers(deps),
     pubsubHandlers(deps),
     legacyEventsHandlers(deps),
+    instructionsHandlers(deps),
   ];
   const table: Record<string, Record<string, V1Handler>> = {};
   for (const fragment of fragments) {

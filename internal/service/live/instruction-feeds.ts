@@ -1,0 +1,286 @@
+/**
+ * Instruction and log subscriptions (hivekit-compat.md 4.9, 5.3; `dat.typ` `ins` and `log`).
+ *
+ * - `ins`: every push is `{"typ":"sub","id","uty":"ful","ins":{<id>:{"id","lab","dat"}}}`, the
+ *   realm's complete instruction map (`ful`, so that deletions show), after each create, update
+ *   or delete of an instruction of the realm by any process (InstructionChangedEvent on the
+ *   bus), and once on the next cycle after the reply with `exe:true` or after `sub upd`. The map
+ *   is read from the store once per burst of changes, for every subscriber of the realm here.
+ * - `log`: every push is `{"typ":"sub","id","uty":"ful","log":[{"id","lvl","tim","msg"},…]}`,
+ *   the log events published on the bus (InstructionLogEvent) since the previous push, oldest
+ *   first. `ful`, because the client keeps a `dta` push's array by index on top of the previous
+ *   one; each push thus shows exactly the new events. At most `maxLogPerPush` per push (the
+ *   newest). `exe:true` pushes the realm's recent events (LogHistory) once.
+ *
+ * Rights (`per`): a subscriber sees only the instructions, and the log events of the
+ * instructions, whose id its token may read (readFilter); it hears of nothing else. A deleted
+ * realm ends the subscriptions silently; after a bus outage (resync) the map is read again and
+ * pushed where it differs from what the subscriber was last sent. Log events published during
+ * an outage are lost (events, not state), as realm events are.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { IdFilter } from '../../auth/rights.js';
+import type { InstructionLogEvent } from '../../domain/events.js';
+import type { InstructionRecord } from '../../domain/instruction.js';
+import type { BusSubscription, EventBus, RealmMessage } from '../../events/port.js';
+import { LocusError, toLocusError } from '../../errors.js';
+import type { InstructionStore } from '../../store/port.js';
+import { instructionPushEntry } from '../../transport/actions/v1-instruction-records.js';
+import type { ConnectionLive, LiveSubscription } from './connection-live.js';
+
+export type LogEntry = InstructionLogEvent['entry'];
+
+/** The realm's recent log events (the engine's bounded per-realm buffer), oldest first. */
+export interface LogHistory {
+  recent(realm: string): Promise<LogEntry[]>;
+}
+
+export const noLogHistory: LogHistory = { recent: () => Promise.resolve([]) };
+
+/** Most log events one push carries; a burst beyond keeps the newest. */
+export const maxLogPerPush = 1000;
+
+export interface InstructionFeedDeps {
+  bus: EventBus;
+  instructions: Pick<InstructionStore, 'list'>;
+  logHistory?: LogHistory;
+  onError: (err: unknown) => void;
+}
+
+export class InstructionsSubscription implements LiveSubscription {
+  private full = false;
+  /** The map the subscriber was last sent (for resync). */
+  sent: Record<string, object> | null = null;
+  constructor(
+    readonly id: string,
+    readonly conn: ConnectionLive,
+    readonly realm: RealmInstructions,
+    readonly readable: IdFilter | null,
+  ) {}
+  pushFull(): void {
+    this.full = true;
+    this.conn.schedule(this);
+  }
+  /** The map this subscriber may see now. */
+  current(): Record<string, object> {
+    const out: Record<string, object> = {};
+    for (const record of this.realm.records ?? []) {
+      if (this.readable === null || this.readable(record.id)) out[record.id] = instructionPushEntry(record);
+    }
+    return out;
+  }
+  drain(out: object[]): void {
+    if (!this.full) return;
+    this.full = false;
+    const ins = this.current();
+    this.sent = ins;
+    out.push({ typ: 'sub', id: this.id, uty: 'ful', ins });
+  }
+  detach(): void {
+    this.conn.unschedule(this);
+    this.realm.instructionSubs.delete(this);
+    this.realm.release();
+  }
+}
+
+export class LogSubscription implements LiveSubscription {
+  private pending: LogEntry[] = [];
+  /** The `exe` push is due, even when it holds no event. */
+  private initial = false;
+  constructor(
+    readonly id: string,
+    readonly conn: ConnectionLive,
+    readonly realm: RealmInstructions,
+    readonly readable: IdFilter | null,
+  ) {}
+  add(entries: readonly LogEntry[]): void {
+    const readable = this.readable;
+    const visible = readable === null ? entries : entries.filter((entry) => readable(entry.id));
+    if (visible.length === 0) return;
+    this.pending.push(...visible);
+    if (this.pending.length > maxLogPerPush) this.pending.splice(0, this.pending.length - maxLogPerPush);
+    this.conn.schedule(this);
+  }
+  /** `exe:true`: the recent events go first in the next push, which is sent even when empty (compat 5.4). */
+  pushInitial(recent: readonly LogEntry[]): void {
+    const readable = this.readable;
+    const visible = readable === null ? recent : recent.filter((entry) => readable(entry.id));
+    this.pending = [...visible, ...this.pending].slice(-maxLogPerPush);
+    this.initial = true;
+    this.conn.schedule(this);
+  }
+  drain(out: object[]): void {
+    if (this.pending.length === 0 && !this.initial) return;
+    out.push({ typ: 'sub', id: this.id, uty: 'ful', log: this.pending });
+    this.pending = [];
+    this.initial = false;
+  }
+  detach(): void {
+    this.pending = [];
+    this.conn.unschedule(this);
+    this.realm.logSubs.delete(this);
+    this.realm.release();
+  }
+}
+
+/** One realm with instruction or log subscriptions here: its bus subscription and its map of instructions. */
+export class RealmInstructions {
+  readonly instructionSubs = new Set<InstructionsSubscription>();
+  readonly logSubs = new Set<LogSubscription>();
+  /** The realm's instructions while it has `ins` subscriptions (null: not read yet). */
+  records: InstructionRecord[] | null = null;
+  private readonly bus: BusSubscription;
+  /** Ids changed since the last read began; a read runs again while there are some. */
+  private changed = new Set<string>();
+  private stale = false;
+  private reading: Promise<void> | null = null;
+  /** Why the last read failed. */
+  private failure: unknown = null;
+
+  constructor(
+    readonly key: string,
+    private readonly owner: InstructionFeeds,
+  ) {
+    this.bus = owner.deps.bus.subscribe(key, (message) => this.receive(message));
+  }
+
+  /** Reads the map once, unless it is held already; rejects when it could not be read. */
+  async ready(): Promise<void> {
+    if (this.records !== null && this.reading === null) return;
+    this.stale = this.records === null || this.stale;
+    this.reading ??= this.read();
+    await this.reading;
+    if (this.records === null) throw this.failure === null ? new LocusError('unavailable', 'the instructions could not be read') : toLocusError(this.failure);
+  }
+
+  /** Reads the map again and pushes it to the subscribers it differs for (after a bus outage). */
+  async resync(): Promise<void> {
+    if (this.instructionSubs.size === 0) return;
+    this.stale = true;
+    this.reading ??= this.read();
+    await this.reading;
+    for (const sub of this.instructionSubs) if (sub.sent !== null && !isDeepStrictEqual(sub.sent, sub.current())) sub.pushFull();
+  }
+
+  private receive(message: RealmMessage): void {
+    if (message.kind === 'realm_deleted') {
+      this.owner.dropRealm(this);
+      return;
+    }
+    let logs: LogEntry[] | null = null;
+    for (const event of message.events) {
+      if (event.kind === 'ins' && this.instructionSubs.size > 0) {
+        this.changed.add(event.id);
+        this.stale = true;
+      } else if (event.kind === 'log' && this.logSubs.size > 0) {
+        (logs ??= []).push(event.entry);
+      }
+    }
+    if (logs !== null) for (const sub of this.logSubs) sub.add(logs);
+    if (this.stale) this.reading ??= this.read();
+  }
+
+  /** Reads until no change came in meanwhile, then pushes to the subscribers that may read a changed id. */
+  private async read(): Promise<void> {
+    try {
+      while (this.stale) {
+        this.stale = false;
+        const changed = this.changed;
+        this.changed = new Set();
+        this.records = await this.owner.deps.instructions.list(this.key);
+        if (changed.size === 0) continue;
+        const ids = [...changed];
+        for (const sub of this.instructionSubs) if (sub.readable === null || ids.some(sub.readable)) sub.pushFull();
+      }
+    } catch (err) {
+      this.failure = err;
+      this.owner.deps.onError(err);
+    } finally {
+      this.reading = null;
+    }
+  }
+
+  /** Drops the realm when its last subscription went. */
+  release(): void {
+    if (this.instructionSubs.size === 0) this.records = null;
+    if (this.instructionSubs.size === 0 && this.logSubs.size === 0) this.owner.releaseRealm(this);
+  }
+
+  unsubscribe(): void {
+    this.bus.unsubscribe();
+  }
+}
+
+/** Every realm's instruction and log subscriptions on this process. */
+export class InstructionFeeds {
+  private readonly realms = new Map<string, RealmInstructions>();
+
+  constructor(
+    readonly deps: InstructionFeedDeps,
+    /** Ends a subscription as LiveSubscriptions does (its connection forgets it, then detach). */
+    private readonly drop: (conn: ConnectionLive, sub: LiveSubscription) => void,
+  ) {}
+
+  /** A new `ins` subscription, registered at once (a change while start() reads the map reaches it). */
+  instructions(id: string, conn: ConnectionLive, realmKey: string, readable: IdFilter | null): InstructionsSubscription {
+    const realm = this.realmOf(realmKey);
+    const sub = new InstructionsSubscription(id, conn, realm, readable);
+    realm.instructionSubs.add(sub);
+    return sub;
+  }
+
+  /** A new `log` subscription, registered at once. */
+  log(id: string, conn: ConnectionLive, realmKey: string, readable: IdFilter | null): LogSubscription {
+    const realm = this.realmOf(realmKey);
+    const sub = new LogSubscription(id, conn, realm, readable);
+    realm.logSubs.add(sub);
+    return sub;
+  }
+
+  /**
+   * Makes a new subscription live: an `ins` one once the realm's map is read (pushed on the
+   * next cycle with `exe`); a `log` one at once (with `exe`, the recent events are pushed).
+   */
+  async start(sub: InstructionsSubscription | LogSubscription, exe: boolean): Promise<void> {
+    if (sub instanceof InstructionsSubscription) {
+      await sub.realm.ready();
+      if (exe) sub.pushFull();
+    } else if (exe) {
+      sub.pushInitial(await (this.deps.logHistory ?? noLogHistory).recent(sub.realm.key));
+    }
+  }
+
+  /** Every realm's map read again, pushed where it changed. */
+  async resync(): Promise<number> {
+    let count = 0;
+    for (const realm of this.realms.values()) count += realm.instructionSubs.size + realm.logSubs.size;
+    await Promise.all([...this.realms.values()].map((realm) => realm.resync().catch(this.deps.onError)));
+    return count;
+  }
+
+  dropRealm(realm: RealmInstructions): void {
+    for (const sub of [...realm.instructionSubs]) this.drop(sub.conn, sub);
+    for (const sub of [...realm.logSubs]) this.drop(sub.conn, sub);
+    this.releaseRealm(realm);
+  }
+
+  releaseRealm(realm: RealmInstructions): void {
+    if (this.realms.get(realm.key) !== realm) return;
+    this.realms.delete(realm.key);
+    realm.unsubscribe();
+  }
+
+  /** Realms with a bus subscription here (tests: they are released). */
+  held(): number {
+    return this.realms.size;
+  }
+
+  private realmOf(key: string): RealmInstructions {
+    let realm = this.realms.get(key);
+    if (realm === undefined) {
+      realm = new RealmInstructions(key, this);
+      this.realms.set(key, realm);
+    }
+    return realm;
+  }
+}
