@@ -11,17 +11,12 @@
  * that no longer exists is skipped, not an error (a deleted object leaves its sets, and the
  * `until` that follows may still name it).
  */
+import { entryContents, type EntryContent } from '../delivery/hivekit-body.js';
 import type { Action, Entry } from '../language/ast.js';
 import { entryOfKey } from '../language/ast.js';
 import type { PendingAction } from '../../domain/instruction.js';
 import type { Area, ChangeOrigin, Realm, TrackedObject } from '../../domain/types.js';
 import { toLocusError } from '../../errors.js';
-
-/** An entry with what the realm holds for it now (null: gone), for a sendToUrl body. */
-export type EntryValue =
-  | { kind: 'object'; id: string; object: TrackedObject | null }
-  | { kind: 'pair'; a: string; b: string; objects: [TrackedObject | null, TrackedObject | null] }
-  | { kind: 'area'; id: string; area: Area | null };
 
 /** One sendToUrl request (the delivery queue renders the body from the entries). */
 export interface SendRequest {
@@ -30,7 +25,7 @@ export interface SendRequest {
   url: string;
   /** Idempotency key: the same for every retry and for a second carrying-out after a takeover. */
   key: string;
-  entries: EntryValue[];
+  entries: EntryContent[];
 }
 
 /** The writes an action may make: ObjectService and AreaService with an origin. */
@@ -50,8 +45,7 @@ export interface ActionRunnerOptions {
   writes: ActionWrites;
   send: UrlSender;
   /** The realm's current objects and areas (the engine's mirror). */
-  objectOf(id: string): TrackedObject | null;
-  areaOf(id: string): Area | null;
+  source: { object(id: string): TrackedObject | null; area(id: string): Area | null };
   /** Each action carried out, with its outcome. */
   onAction?(kind: ActionKind, ok: boolean): void;
 }
@@ -69,11 +63,12 @@ export class ActionRunner {
     const entries = action.entries.map(entryOfKey);
     const origin: ChangeOrigin = { instruction: action.instruction, depth: action.depth ?? 1 };
     let failure: string | null = null;
-    for (let c = 0; c < chains.length; c++) {
-      const chain = chains[c] as readonly Action[];
-      for (let a = 0; a < chain.length; a++) {
-        const step = chain[a] as Action;
-        const problem = await this.step(realm, action, step, entries, origin, `${action.key}#${c}.${a}`);
+    let sends = 0;
+    for (const chain of chains) {
+      for (const step of chain) {
+        // The first request of an action carries its key; a second one in the same action, `<key>#2`.
+        const key = step.kind === 'sendToUrl' && ++sends > 1 ? `${action.key}#${sends}` : action.key;
+        const problem = await this.step(realm, action, step, entries, origin, key);
         this.options.onAction?.(step.kind, problem === null);
         failure ??= problem;
       }
@@ -99,7 +94,7 @@ export class ActionRunner {
           });
           return null;
         case 'sendToUrl': {
-          const delivered = await this.options.send({ realm: realm.id, instruction: action.instruction, url: step.url, key, entries: entries.map((entry) => this.valueOf(entry)) });
+          const delivered = await this.options.send({ realm: realm.id, instruction: action.instruction, url: step.url, key, entries: entryContents(entries, this.options.source) });
           return delivered ? null : `sendToUrl(${step.url}) was not delivered`;
         }
       }
@@ -119,18 +114,6 @@ export class ActionRunner {
     }
     for (const id of objects) await skipMissing(write.object(id));
     for (const id of areas) await skipMissing(write.area(id));
-  }
-
-  private valueOf(entry: Entry): EntryValue {
-    const { options } = this;
-    switch (entry.kind) {
-      case 'object':
-        return { kind: 'object', id: entry.id, object: options.objectOf(entry.id) };
-      case 'area':
-        return { kind: 'area', id: entry.id, area: options.areaOf(entry.id) };
-      case 'pair':
-        return { kind: 'pair', a: entry.a, b: entry.b, objects: [options.objectOf(entry.a), options.objectOf(entry.b)] };
-    }
   }
 }
 
