@@ -8,11 +8,18 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { loadConfig } from '../../internal/config/config.js';
 import type { TrackedObject } from '../../internal/domain/types.js';
+import { LocalEventBus } from '../../internal/events/local-bus.js';
 import { emptyAllowList, parseAllowList, type AllowList } from '../../internal/instructions/delivery/address-ranges.js';
+import { startDelivery } from '../../internal/instructions/delivery/delivery-setup.js';
 import { DeliveryQueue, type Delivery, type DeliveryOutcome, type DeliveryResult } from '../../internal/instructions/delivery/delivery-queue.js';
 import { sendToUrlBody } from '../../internal/instructions/delivery/hivekit-body.js';
 import type { InstructionLogEntry } from '../../internal/instructions/delivery/instruction-log.js';
@@ -360,6 +367,80 @@ describe('sendToUrl delivery, real sockets', () => {
     assert.deepEqual(log, []);
     assert.deepEqual(settled, []);
     assert.equal(queue.depth(), 0);
+  });
+});
+
+describe('sendToUrl delivery: TLS and the process set-up', () => {
+  it('https: connects to the vetted address with the URL\'s name for SNI, and verifies the certificate (a self-signed one fails)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'locus-send-tls-'));
+    closers.push(() => Promise.resolve(rmSync(dir, { recursive: true, force: true })));
+    const made = spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'k.pem', '-out', 'c.pem', '-days', '1', '-subj', '/CN=hooks.test', '-addext', 'subjectAltName=DNS:hooks.test'], { cwd: dir, encoding: 'utf8' });
+    assert.equal(made.status, 0, made.stderr);
+    const names: string[] = [];
+    let requests = 0;
+    const server = https.createServer(
+      {
+        key: readFileSync(join(dir, 'k.pem')),
+        cert: readFileSync(join(dir, 'c.pem')),
+        SNICallback: (name, callback) => {
+          names.push(name);
+          callback(null);
+        },
+      },
+      (_req, res) => {
+        requests++;
+        res.writeHead(200).end();
+      },
+    );
+    server.on('tlsClientError', () => undefined);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    closers.push(() => new Promise((resolve) => server.close(() => resolve())));
+    const { port } = server.address() as AddressInfo;
+    const { queue } = queueFor(parseAllowList(['127.0.0.1']), { retries: 0, resolve: (host) => Promise.resolve(host === 'hooks.test' ? ['127.0.0.1'] : []) });
+    closers.push(() => queue.close());
+    const result = await deliver(queue, delivery(`https://hooks.test:${port}/in`));
+    assert.equal(result.outcome, 'failed');
+    assert.match(result.reason ?? '', /self[- ]signed certificate/);
+    assert.deepEqual(names, ['hooks.test']);
+    assert.equal(requests, 0);
+  });
+
+  it('a 200 whose body the receiver cuts off is delivered (the status decides), not sent again', async () => {
+    const rx = await receiver((_req, res) => {
+      res.writeHead(200, { 'Content-Length': '1000' });
+      res.write('partial');
+      setTimeout(() => res.destroy(), 20);
+    });
+    closers.push(rx.close);
+    const { queue } = queueFor(parseAllowList(['127.0.0.1']));
+    closers.push(() => queue.close());
+    assert.deepEqual(await deliver(queue, delivery(rx.url)), { outcome: 'success', attempts: 1, reason: null });
+    await sleep(100);
+    assert.equal(rx.received.length, 1);
+  });
+
+  it('startDelivery: the configured queue, its failures in the realm\'s log as a listening process keeps it, the depth on /metrics', async () => {
+    const rx = await receiver((_req, res) => res.writeHead(404).end());
+    closers.push(rx.close);
+    const bus = new LocalEventBus();
+    const registry = new MetricsRegistry({ realmLabel: true });
+    const config = { ...loadConfig({ LOCUS_SEND_TO_URL_ALLOW: '127.0.0.1', LOCUS_INSTRUCTION_LOG_SIZE: '2' }) };
+    const parts = startDelivery(config, bus, { metrics: registry });
+    closers.push(() => parts.close());
+    const held = parts.log.listen('r1');
+    for (const key of ['a', 'b', 'c']) assert.equal((await deliver(parts.queue, delivery(`${rx.url}/${key}`, { key }))).outcome, 'failed');
+    await waitFor(() => parts.log.recent('r1').length === 2);
+    await sleep(20);
+    assert.deepEqual(
+      parts.log.recent('r1').map((e) => [e.id, e.lvl, e.msg]),
+      ['b', 'c'].map((key) => ['low-battery', 'error', `sendToUrl ${rx.url}/${key} failed: HTTP 404`]),
+    );
+    const scraped = parseScrape(await registry.scrape());
+    assert.equal(valueOf(scraped, 'locus_send_to_url_deliveries_total', { outcome: 'failed' }), 3);
+    assert.equal(valueOf(scraped, 'locus_send_to_url_queue_depth'), 0);
+    held.unsubscribe();
+    await parts.close();
+    assert.equal(parts.queue.enqueue(delivery(rx.url)), false);
   });
 });
 

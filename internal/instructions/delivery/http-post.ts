@@ -79,6 +79,8 @@ export function postJson(
       });
       response.resume();
       response.on('close', () => clearTimeout(timer));
+      // A body cut off (timer, abort, the receiver hanging up) is no concern once the status is known.
+      response.on('error', () => undefined);
     });
     request.on('error', (err) => {
       clearTimeout(timer);
