@@ -71,6 +71,17 @@ export function instructionContract(withStore: WithStore): void {
         assert.deepEqual(await store.instructions.list('r'), [instruction('a', { label: 'first' })]);
       }));
 
+    void it('concurrent creates in a new realm: of different ids all succeed, of one id exactly one', () =>
+      withStore(async (store) => {
+        const ids = ['c1', 'c2', 'c3', 'c4', 'c5', 'c6'];
+        await Promise.all(ids.map((id) => store.instructions.create('fresh', instruction(id))));
+        assert.deepEqual((await store.instructions.list('fresh')).map((i) => i.id).sort(), ids);
+        const outcomes = await Promise.allSettled(ids.map((id) => store.instructions.create('same', instruction('x', { label: id }))));
+        assert.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 1);
+        for (const outcome of outcomes) if (outcome.status === 'rejected') assert.ok(outcome.reason instanceof LocusError && outcome.reason.code === 'conflict');
+        assert.equal(await store.instructions.count('same'), 1);
+      }));
+
     void it('update merges data at the top level (null removes a key), sets the label, stamps `updated`; keeps generation and state', () =>
       withStore(async (store) => {
         await store.instructions.create('r', instruction('a', { label: 'A', data: { keep: 1, drop: 'x', nested: { a: 1 } } }));

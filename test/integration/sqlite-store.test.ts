@@ -261,7 +261,24 @@ void describe('sqlite store', () => {
             )
             .all(),
         ).map((row) => row.name);
-      assert.deepEqual(tables(path), ['areas', 'history', 'objects', 'realm_keys', 'realms', 'search_queue', 'search_source', 'signing_keys', 'snapshots', 'sqlite_sequence', 'tenants', 'tokens']);
+      assert.deepEqual(tables(path), [
+        'areas',
+        'history',
+        'instruction_members',
+        'instruction_pending',
+        'instructions',
+        'leases',
+        'objects',
+        'realm_keys',
+        'realms',
+        'search_queue',
+        'search_source',
+        'signing_keys',
+        'snapshots',
+        'sqlite_sequence',
+        'tenants',
+        'tokens',
+      ]);
       // The full-text index lives in a file of its own, made by the indexer's thread.
       await store.objects.indexed();
       assert.deepEqual(tables(`${path}-search`), ['object_fts', 'search_state']);

@@ -5,12 +5,14 @@
  */
 import type { Collection, Db } from 'mongodb';
 import { defaultTenant } from '../../auth/principal.js';
+import { instructionLeaseName } from '../../domain/instruction-update.js';
 import { applyRealmPatch } from '../../domain/realm-entity.js';
 import { splitRealmKey } from '../../domain/realm-key.js';
 import type { Realm, RealmPatch, RealmSettings, SigningKeyRecord, TenantRecord, TokenRecord } from '../../domain/types.js';
 import { conflict, LocusError, realmExists } from '../../errors.js';
 import type { RealmStore, SigningKeyStore, TenantStore, TokenStore } from '../port.js';
 import { keyFromDoc, realmFromDoc, tenantFromDoc, tokenFromDoc, type KeyDoc, type RealmDoc, type TenantDoc, type TokenDoc } from './documents.js';
+import type { InstructionRealmDoc, LeaseDoc } from './instruction-store.js';
 import { guarded, insertNew } from './mongo-errors.js';
 import type { MongoObjectStore } from './object-store.js';
 import type { RealmDatabases } from './realm-databases.js';
@@ -22,6 +24,8 @@ export interface ControlCollections {
   tokens: Collection<TokenDoc>;
   tenants: Collection<TenantDoc>;
   keys: Collection<KeyDoc>;
+  leases: Collection<LeaseDoc>;
+  instructionRealms: Collection<InstructionRealmDoc>;
 }
 
 export function controlCollections(db: Db): ControlCollections {
@@ -30,6 +34,8 @@ export function controlCollections(db: Db): ControlCollections {
     tokens: db.collection<TokenDoc>('tokens'),
     tenants: db.collection<TenantDoc>('tenants'),
     keys: db.collection<KeyDoc>('signing_keys'),
+    leases: db.collection<LeaseDoc>('leases'),
+    instructionRealms: db.collection<InstructionRealmDoc>('instruction_realms'),
   };
 }
 
@@ -112,6 +118,9 @@ export class MongoRealmStore implements RealmStore {
       await this.c.tokens.deleteMany({ realm: id });
       // A realm-bound signing key goes with its realm, as its tokens do.
       await this.c.keys.deleteMany({ tenant, realm: name });
+      // Its instructions and their state go with its database; so do its entry in the instruction index and its evaluation lease.
+      await this.c.instructionRealms.deleteOne({ _id: id });
+      await this.c.leases.deleteOne({ _id: instructionLeaseName(id) });
       await this.databases.drop(id);
       return result.deletedCount > 0;
     });

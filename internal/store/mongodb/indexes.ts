@@ -39,8 +39,26 @@ export const REALM_INDEXES: Record<'objects' | 'areas' | 'history', IndexDescrip
   ],
 };
 
+/**
+ * A realm's instruction collections (instruction-store.ts): instructions in creation order,
+ * members by incarnation and entry, the outbox oldest first. Made when the realm is given an
+ * instruction, not with the realm: most realms have none, and each index is a file on the server.
+ */
+export const INSTRUCTION_INDEXES: Record<'instructions' | 'instruction_members' | 'instruction_pending', IndexDescription[]> = {
+  instructions: [{ key: { order: 1 }, name: 'order' }],
+  instruction_members: [{ key: { incarnation: 1, entry: 1 }, name: 'incarnation_entry', unique: true }],
+  instruction_pending: [
+    { key: { order: 1 }, name: 'order' },
+    { key: { incarnation: 1 }, name: 'incarnation' },
+  ],
+};
+
 export async function ensureControlIndexes(db: Db): Promise<void> {
   for (const [collection, indexes] of Object.entries(CONTROL_INDEXES)) await db.collection(collection).createIndexes(indexes);
+}
+
+export async function ensureInstructionIndexes(db: Db): Promise<void> {
+  for (const [collection, indexes] of Object.entries(INSTRUCTION_INDEXES)) await db.collection(collection).createIndexes(indexes);
 }
 
 /** The history TTL index for a retention in days (0: keep everything, no TTL index). */

@@ -2,8 +2,8 @@
  * The MongoDB adapter of the store port (cluster mode), on the official driver.
  *
  * A control database (the URL's path, default `locus`) holds tenants, signing keys, tokens
- * and the realm registry; each realm has a database of its own (names.ts) with `objects`,
- * `areas` and `history` (indexes.ts). Indexes are made at start (control and every
+ * and the realm registry (and store leases); each realm has a database of its own (names.ts) with `objects`,
+ * `areas`, `history` and its instructions (instruction-store.ts; indexes.ts). Indexes are made at start (control and every
  * registered realm) and when a realm is provisioned (put, create, first write).
  *
  * Connection: a pool (maxPoolSize, default 50), server selection and connect timeouts
@@ -18,6 +18,7 @@ import { redactStoreUrl } from '../store-url.js';
 import { MongoAreaStore } from './area-store.js';
 import { controlCollections, MongoRealmStore, MongoSigningKeyStore, MongoTenantStore, MongoTokenStore } from './control-stores.js';
 import { ensureControlIndexes } from './indexes.js';
+import { MongoInstructionStore, MongoLeaseStore } from './instruction-store.js';
 import { translateMongoError } from './mongo-errors.js';
 import { controlDatabaseName } from './names.js';
 import { MongoObjectStore } from './object-store.js';
@@ -60,6 +61,8 @@ export class MongoStore implements Store {
   readonly signingKeys: MongoSigningKeyStore;
   readonly objects: MongoObjectStore;
   readonly areas: MongoAreaStore;
+  readonly instructions: MongoInstructionStore;
+  readonly leases: MongoLeaseStore;
   private closed = false;
 
   constructor(
@@ -75,6 +78,8 @@ export class MongoStore implements Store {
     this.tokens = new MongoTokenStore(c);
     this.tenants = new MongoTenantStore(c);
     this.signingKeys = new MongoSigningKeyStore(c);
+    this.instructions = new MongoInstructionStore(databases, c.instructionRealms);
+    this.leases = new MongoLeaseStore(c.leases);
     this.databases = databases;
   }
 

@@ -391,9 +391,10 @@ const MIGRATIONS: readonly Migration[] = [
   ALTER TABLE history_v15 RENAME TO history;
   CREATE UNIQUE INDEX history_by_object ON history (orow, last);
   `,
-  // Version 16: instructions, the engine's state for them, and store leases (instruction-store.ts; self-contained).
+  // Version 16: instructions, the engine's state for them, and store leases (instruction-store.ts; self-contained, and
+  // IF NOT EXISTS: a file taken back to an older version to test a migration keeps these tables).
   `
-  CREATE TABLE instructions (
+  CREATE TABLE IF NOT EXISTS instructions (
     seq        INTEGER PRIMARY KEY,
     realm      TEXT NOT NULL,
     id         TEXT NOT NULL,
@@ -406,13 +407,13 @@ const MIGRATIONS: readonly Migration[] = [
     suspended  TEXT,
     UNIQUE (realm, id)
   );
-  CREATE TABLE instruction_members (
+  CREATE TABLE IF NOT EXISTS instruction_members (
     realm       TEXT NOT NULL,
     instruction TEXT NOT NULL,
     entry       TEXT NOT NULL,
     PRIMARY KEY (realm, instruction, entry)
   ) WITHOUT ROWID;
-  CREATE TABLE instruction_pending (
+  CREATE TABLE IF NOT EXISTS instruction_pending (
     seq         INTEGER PRIMARY KEY,
     realm       TEXT NOT NULL,
     key         TEXT NOT NULL,
@@ -424,9 +425,9 @@ const MIGRATIONS: readonly Migration[] = [
     attempts    INTEGER NOT NULL,
     UNIQUE (realm, key)
   );
-  CREATE INDEX instruction_pending_by_realm ON instruction_pending (realm);
-  CREATE INDEX instruction_pending_by_instruction ON instruction_pending (realm, instruction);
-  CREATE TABLE leases (
+  CREATE INDEX IF NOT EXISTS instruction_pending_by_realm ON instruction_pending (realm);
+  CREATE INDEX IF NOT EXISTS instruction_pending_by_instruction ON instruction_pending (realm, instruction);
+  CREATE TABLE IF NOT EXISTS leases (
     name    TEXT PRIMARY KEY NOT NULL,
     holder  TEXT NOT NULL,
     expires INTEGER NOT NULL
