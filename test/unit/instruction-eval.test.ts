@@ -8,10 +8,12 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import type { Area, Data, Location, ScalarValue, Shape, TrackedObject } from '../../internal/domain/types.js';
 import type { Condition, Program, ValueExpr, WhenSet } from '../../internal/instructions/language/ast.js';
 import { entryKey } from '../../internal/instructions/language/ast.js';
+import { applyAreaChange, applyObjectChange } from '../../internal/instructions/engine/change-evaluation.js';
 import { InstructionEvaluator, type MembershipDelta } from '../../internal/instructions/engine/instruction-evaluator.js';
 import { InstructionIndex } from '../../internal/instructions/engine/instruction-index.js';
 import { RealmMirror } from '../../internal/instructions/engine/realm-mirror.js';
@@ -185,6 +187,29 @@ describe('instruction evaluation: within pairs', () => {
   });
 });
 
+describe('realm mirror', () => {
+  it('finds objects near a point across the antimeridian, and areas at a point, as they change', () => {
+    const mirror = new RealmMirror([obj('w', at(179.9995, 0)), obj('e', at(-179.9995, 0)), obj('far', at(10, 10)), obj('nowhere', null)]);
+    const near = (lon: number, lat: number, r: number): string[] => {
+      const ids: string[] = [];
+      mirror.visitNear(lon, lat, r, (found) => void ids.push(found.id));
+      return ids.sort();
+    };
+    assert.deepEqual(near(180, 0, 100), ['e', 'w']);
+    mirror.applyObject(mirror.object('e'), obj('e', at(-179, 0)));
+    assert.deepEqual(near(180, 0, 100), ['w']);
+    mirror.applyObject(mirror.object('w'), null);
+    assert.deepEqual(near(180, 0, 100), []);
+    mirror.applyArea(null, area('z', { w: 9, s: 9, e: 11, n: 11 }));
+    assert.deepEqual(mirror.areasContaining(10, 10).map((found) => found.id), ['z']);
+    mirror.applyArea(mirror.area('z'), area('z', { w: 0, s: 0, e: 1, n: 1 }));
+    assert.deepEqual(mirror.areasContaining(10, 10), []);
+    const inside: string[] = [];
+    mirror.visitInside({ cx: 10, cy: 10, r: 1 }, (found) => void inside.push(found.id));
+    assert.deepEqual(inside, ['far']);
+  });
+});
+
 describe('instruction evaluation: areas', () => {
   const square = (w: number, s: number, size: number): Shape => ({ w, s, e: w + size, n: s + size });
 
@@ -326,6 +351,7 @@ type Write =
   | { kind: 'data'; id: string; data: Data }
   | { kind: 'delete'; id: string }
   | { kind: 'putArea'; id: string; shape: Shape; data: Data }
+  | { kind: 'areaData'; id: string; data: Data }
   | { kind: 'deleteArea'; id: string }
   | { kind: 'takeover' };
 
@@ -360,11 +386,14 @@ const write: fc.Arbitrary<Write> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('data' as const), id: objectId, data: objectData }), weight: 3 },
   { arbitrary: fc.record({ kind: fc.constant('delete' as const), id: objectId }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant('putArea' as const), id: areaId, shape, data: areaData }), weight: 1 },
+  { arbitrary: fc.record({ kind: fc.constant('areaData' as const), id: areaId, data: areaData }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant('deleteArea' as const), id: areaId }), weight: 1 },
   { arbitrary: fc.constant({ kind: 'takeover' as const }), weight: 1 },
 );
 
 const RUNS = 10;
+/** Entries joined and left per program over all runs: every program must see both, or the test proves little. */
+const activity = propertyPrograms.map(() => ({ joined: 0, left: 0 }));
 const WRITES_PER_RUN = 1000;
 
 /** Applies the writes of one run and checks every instruction after each (throws on the first difference). */
@@ -389,11 +418,15 @@ function checkRun(writes: readonly Write[]): void {
         deltas.set(ev, ev.rescan(mirror));
       }
       evaluators = next;
-    } else if (w.kind === 'putArea' || w.kind === 'deleteArea') {
+    } else if (w.kind === 'putArea' || w.kind === 'deleteArea' || w.kind === 'areaData') {
       const prev = mirror.area(w.id);
-      const next = w.kind === 'putArea' ? area(w.id, w.shape, w.data) : null;
-      mirror.applyArea(prev, next);
-      for (const ev of index.areaChanged(prev, next)) deltas.set(ev, ev.onAreaChange(mirror, prev, next));
+      let next: Area | null;
+      if (w.kind === 'putArea') next = area(w.id, w.shape, w.data);
+      else if (w.kind === 'deleteArea') next = null;
+      // The same shape as a new value, as the store would give it.
+      else if (prev === null) continue;
+      else next = { ...prev, shape: structuredClone(prev.shape), data: w.data };
+      for (const { evaluator, ...delta } of applyAreaChange(mirror, index, w.id, next)) deltas.set(evaluator, delta);
     } else {
       const prev = mirror.object(w.id);
       let next: TrackedObject | null;
@@ -402,18 +435,27 @@ function checkRun(writes: readonly Write[]): void {
       else if (prev === null) continue;
       else if (w.kind === 'move') next = { ...prev, location: w.location };
       else next = { ...prev, data: w.data };
-      mirror.applyObject(prev, next);
-      for (const ev of index.objectChanged(prev, next)) deltas.set(ev, ev.onObjectChange(mirror, prev, next));
+      for (const { evaluator, ...delta } of applyObjectChange(mirror, index, w.id, next)) deltas.set(evaluator, delta);
     }
     for (const [i, ev] of evaluators.entries()) {
-      const where = `write ${step} (${JSON.stringify(w)}), instruction ${i} ${JSON.stringify(propertyPrograms[i])}`;
       const expected = referenceEvaluate(ev.program, mirror);
       const was = before[i] as Set<string>;
-      assert.deepEqual([...ev.entries].sort(), [...expected].sort(), `set differs from the reference after ${where}`);
       const delta = deltas.get(ev) ?? none;
       // then: once per entry that joined; until: once per entry that left; nothing else.
-      assert.deepEqual([...delta.joined].sort(), [...expected].filter((k) => !was.has(k)).sort(), `joined after ${where}`);
-      assert.deepEqual([...delta.left].sort(), [...was].filter((k) => !expected.has(k)).sort(), `left after ${where}`);
+      const checks: [string, string[], string[]][] = [
+        ['set', [...ev.entries], [...expected]],
+        ['joined', delta.joined, [...expected].filter((k) => !was.has(k))],
+        ['left', delta.left, [...was].filter((k) => !expected.has(k))],
+      ];
+      for (const [what, actual, wanted] of checks) {
+        actual.sort();
+        wanted.sort();
+        if (isDeepStrictEqual(actual, wanted)) continue;
+        const where = `write ${step} (${JSON.stringify(w)}), instruction ${i} ${JSON.stringify(propertyPrograms[i])}`;
+        assert.deepEqual(actual, wanted, `${what} differs from the reference evaluator's after ${where}`);
+      }
+      (activity[i] as { joined: number; left: number }).joined += delta.joined.length;
+      (activity[i] as { joined: number; left: number }).left += delta.left.length;
     }
   }
   for (const ev of evaluators) assert.deepEqual(ev.rescan(mirror), none);
@@ -430,5 +472,8 @@ describe('instruction evaluation: property', () => {
       { numRuns: RUNS, seed: Number(process.env.LOCUS_PROPERTY_SEED ?? 31), endOnFailure: true },
     );
     assert.equal(writes, RUNS * WRITES_PER_RUN);
+    for (const [i, { joined, left }] of activity.entries()) {
+      assert.ok(joined >= 50 && left >= 50, `program ${i} saw ${joined} entries join and ${left} leave: too few to test it`);
+    }
   });
 });

@@ -78,18 +78,26 @@ function aggregateTest(ref: FieldRef, op: Condition['op'], expr: AggregateExpr):
       return equal === wanted;
     };
   }
+  // One condition object per test, its value set before each use (no allocation per subject).
+  const probe: FilterCondition = { ...ref, op, value: null };
+  const probes = [probe];
   return (subject, ctx) => {
     const average = ctx.aggregates.get(expr)?.average ?? null;
-    return average !== null && matchesFilter(subject, [{ ...ref, op, value: average }]);
+    if (average === null) return false;
+    probe.value = average;
+    return matchesFilter(subject, probes);
   };
 }
 
 function thisTest(ref: FieldRef, op: Condition['op'], self: FieldRef): Test {
+  const probe: FilterCondition = { ...ref, op, value: null };
+  const probes = [probe];
   return (subject, ctx) => {
     if (ctx.self === null) return false;
     const value = fieldValue(ctx.self, self.field, self.target);
     if (value === undefined || isNested(value)) return false;
-    return matchesFilter(subject, [{ ...ref, op, value }]);
+    probe.value = value;
+    return matchesFilter(subject, probes);
   };
 }
 

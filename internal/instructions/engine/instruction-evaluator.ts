@@ -30,7 +30,7 @@ import {
   type ConditionMatcher,
   type MatchContext,
 } from './conditions.js';
-import { withinRadius, type RealmMirror } from './realm-mirror.js';
+import { sameShape, withinRadius, type RealmMirror } from './realm-mirror.js';
 
 /** Entry keys that joined and left the set with one evaluation (each key at most once, in one of them). */
 export interface MembershipDelta {
@@ -157,7 +157,7 @@ export class InstructionEvaluator {
     if (!this.ready) return this.rescan(mirror);
     const delta: MembershipDelta = { joined: [], left: [] };
     const id = next?.id ?? prev?.id;
-    if (id === undefined) return delta;
+    if (id === undefined || this.sameAreaRole(prev, next)) return delta;
     switch (this.program.when.kind) {
       case 'areas':
         this.set(areaKey(id), next !== null && this.match.filter.matches(next, this.ctx(null)), delta);
@@ -181,6 +181,19 @@ export class InstructionEvaluator {
         break;
     }
     return delta;
+  }
+
+  /**
+   * True when an area kept its shape and its verdict under the conditions it meets: then no
+   * object's relation to it changed (an instruction's own `set()` on the area is such a write).
+   */
+  private sameAreaRole(prev: Area | null, next: Area | null): boolean {
+    if (prev === null || next === null || !sameShape(prev.shape, next.shape)) return false;
+    const kind = this.program.when.kind;
+    const conditions = kind === 'objectsInside' ? this.match.other : kind === 'areasContaining' || kind === 'areas' ? this.match.filter : null;
+    if (conditions === null) return true;
+    const plain = this.ctx(null);
+    return conditions.matches(prev, plain) === conditions.matches(next, plain);
   }
 
   // --- whole set ------------------------------------------------------------------------
@@ -239,16 +252,16 @@ export class InstructionEvaluator {
     const at = located(next);
     if (next === null || at === null) return;
     const partners = this.match.other as ConditionMatcher;
-    if (this.match.filter.matches(next, this.ctx(null))) {
-      const withSelf = this.ctx(next);
-      mirror.visitNear(at.longitude, at.latitude, radius, (partner) => {
-        if (partner.id !== id && partners.matches(partner, withSelf)) this.set(pairKey(id, partner.id), true, delta);
-      });
-    }
     const plain = this.ctx(null);
-    mirror.visitNear(at.longitude, at.latitude, radius, (input) => {
-      if (input.id === id || input.location === null || !this.match.filter.matches(input, plain)) return;
-      if (withinRadius(input.location, at, radius) && partners.matches(next, this.ctx(input))) this.set(pairKey(input.id, id), true, delta);
+    const withSelf = this.match.filter.matches(next, plain) ? this.ctx(next) : null;
+    // One look around the new location finds the object's pairs in both roles.
+    mirror.visitNear(at.longitude, at.latitude, radius, (other) => {
+      if (other.id === id) return;
+      if (withSelf !== null && partners.matches(other, withSelf)) this.set(pairKey(id, other.id), true, delta);
+      const from = other.location;
+      if (from !== null && this.match.filter.matches(other, plain) && withinRadius(from, at, radius) && partners.matches(next, this.ctx(other))) {
+        this.set(pairKey(other.id, id), true, delta);
+      }
     });
   }
 

@@ -16,6 +16,17 @@ export function withinRadius(input: Location, partner: Location, radius: number)
   return compileShape({ cx: input.longitude, cy: input.latitude, r: radius })(partner.longitude, partner.latitude);
 }
 
+/** True when two shapes are the same shape (an area's write that changed only its label or data). */
+export function sameShape(a: Shape, b: Shape): boolean {
+  if (a === b) return true;
+  if ('r' in a) return 'r' in b && a.cx === b.cx && a.cy === b.cy && a.r === b.r;
+  if ('points' in a) {
+    if (!('points' in b) || a.points.length !== b.points.length) return false;
+    return a.points.every(([x, y], i) => b.points[i]?.[0] === x && b.points[i]?.[1] === y);
+  }
+  return 'w' in b && a.w === b.w && a.n === b.n && a.e === b.e && a.s === b.s;
+}
+
 export class RealmMirror {
   private readonly objectMap = new Map<string, TrackedObject>();
   private readonly areaMap = new Map<string, Area>();
@@ -70,7 +81,7 @@ export class RealmMirror {
     }
     const old = this.areaMap.get(next.id);
     this.areaMap.set(next.id, next);
-    if (old === undefined || old.shape !== next.shape) this.areaIndex.put(next);
+    if (old === undefined || !sameShape(old.shape, next.shape)) this.areaIndex.put(next);
   }
 
   /** Objects within `radius` metres of the point (inclusive), until the visitor returns true. */
