@@ -115,6 +115,14 @@ describe('HiveScript: accepted forms', () => {
       ),
     );
     assert.deepEqual(
+      compileInstruction('when object(type="truck", depot = object(type="depot").get("name"), $label != "spare") then delete()').when,
+      objects(
+        cond('type', '=', lit('truck', true)),
+        cond('depot', '=', { kind: 'aggregate', of: [cond('type', '=', lit('depot', true))], field: 'name' }),
+        cond('$label', '!=', lit('spare', true)),
+      ),
+    );
+    assert.deepEqual(
       compileInstruction('when object(type="vehicle").within(100, type="bridge", minClearance<this().get("maxClearance"))\nthen sendToUrl("http://localhost:8080/batball")'),
       program(
         {
@@ -316,6 +324,9 @@ describe('HiveScript: refused forms', () => {
     ['every 53 weeks when object() then delete()', 'Line 1, column 7: the period of every must be at most 365 days (got 53 weeks)'],
     ['when blablub() then delete()', 'Line 1, column 6: unknown function blablub(); the functions are object(), area(), within(), inside(), containing(), set(), delete(), sendToUrl(), get(), this()'],
     ['when Object() then delete()', 'Line 1, column 6: unknown function Object(); did you mean object()? (function names are case-sensitive)'],
+    ['when toString() then delete()', 'Line 1, column 6: unknown function toString(); the functions are object(), area(), within(), inside(), containing(), set(), delete(), sendToUrl(), get(), this()'],
+    ['when object() then constructor()', 'Line 1, column 20: unknown function constructor(); the functions are object(), area(), within(), inside(), containing(), set(), delete(), sendToUrl(), get(), this()'],
+    ['when object(a<__proto__().get(x)) then delete()', 'Line 1, column 15: unknown function __proto__(); the functions are object(), area(), within(), inside(), containing(), set(), delete(), sendToUrl(), get(), this()'],
     ['when object().near(5) then delete()', 'Line 1, column 15: unknown function near(); the functions are object(), area(), within(), inside(), containing(), set(), delete(), sendToUrl(), get(), this()'],
     ['when object() then sendtourl("http://x")', 'Line 1, column 20: unknown function sendtourl(); did you mean sendToUrl()? (function names are case-sensitive)'],
     ['when set(a, b) then delete()', 'Line 1, column 6: set() cannot stand at the start of a when part (which begins with object() or area()): set() is an action and belongs in a then or until part'],
@@ -339,7 +350,6 @@ describe('HiveScript: refused forms', () => {
     ['when object(a<this().get(b)) then delete()', 'Line 1, column 15: this() stands only in the partner comparisons of within(), as in within(100, type="bridge", height<this().get("height"))'],
     ['when object().within(5, a<this()) then delete()', 'Line 1, column 27: this() must be followed by .get(<name>) to give a value'],
     ['when object().within(5, a<this(x).get(b)) then delete()', 'Line 1, column 32: this() takes no arguments'],
-    ['when object(a=object().get(b)) then delete()', 'Line 1, column 15: the values of object(...).get(...) are averaged, so they compare with <, >, <= or >=, not ='],
     ['when object(a<object()) then delete()', 'Line 1, column 15: object() in a comparison must be followed by .get(<name>) to give values'],
     ['when object(a<object(c<object().get(d)).get(b)) then delete()', 'Line 1, column 24: a value from object(...).get(...) cannot be used inside another one'],
     ['when object(a<object().get()) then delete()', 'Line 1, column 24: get() needs a property name as its first argument, as in get("value")'],
@@ -356,13 +366,14 @@ describe('HiveScript: refused forms', () => {
     ['when object() then set(a, object().get(b))', 'Line 1, column 27: set() takes constant values, as in set("status", "arrived")'],
     ['when object() then set(5, b)', 'Line 1, column 24: set() needs a property name as its first argument, as in set("status", "arrived")'],
     ['when object() then set("", b)', 'Line 1, column 24: set() needs a non-empty property name'],
-    ['when object() then set($id, b)', 'Line 1, column 24: set() cannot change $id (the id)'],
+    ['when object() then set($id, b)', 'Line 1, column 24: set() cannot change $id (the id is not a data property)'],
+    ['when object() then set("$label", b)', 'Line 1, column 24: set() cannot change $label (the label is not a data property)'],
     ['when object() then delete().set(a, 1)', 'Line 1, column 29: set() cannot follow delete(): the things it would set are deleted'],
     ['when object() then sendToUrl()', 'Line 1, column 20: sendToUrl() takes one argument, as in sendToUrl("https://example.com/hook")'],
     ['when object() then sendToUrl(5)', 'Line 1, column 30: sendToUrl() needs a URL, as in sendToUrl("https://example.com/hook")'],
     ['when object() then sendToUrl(example.com)', 'Line 1, column 30: sendToUrl() needs a full URL beginning with http:// or https:// (got "example.com")'],
     ['when object() then sendToUrl(ftp://example.com/x)', 'Line 1, column 30: sendToUrl() sends to http:// or https:// URLs only (got "ftp://example.com/x")'],
-    ['when object() then sendToUrl(http://x/?a=b)', 'Line 1, column 30: sendToUrl() takes plain values, not comparisons, as in sendToUrl("https://example.com/hook")'],
+    ['when object() then sendToUrl(http://x/?a=b)', 'Line 1, column 30: sendToUrl() takes a URL, not a comparison; write a URL that holds =, <, > or ! as a quoted string, as in sendToUrl("https://example.com/hook?a=b")'],
     ['when object() then delete() until sendToUrl("file:///etc/passwd")', 'Line 1, column 45: sendToUrl() sends to http:// or https:// URLs only (got "file:///etc/passwd")'],
   ];
   for (const [source, detail] of refused) {
@@ -389,7 +400,7 @@ const UNIT_MS: Record<PeriodUnit, number> = { week: 604_800_000, day: 86_400_000
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 // The grammar's bare-word characters: no control characters, spaces or punctuation of the language.
 // eslint-disable-next-line no-control-regex
-const BARE_WORD = /^[^\x00-\x20\x7f,()"'`;=<>!\\]+$/;
+const BARE_WORD = /^[^\x00-\x20\x7f\u00a0\ufeff,()"'`;=<>!\\]+$/;
 
 /** Whether a string may be written as a bare word and reads back as that string. */
 const bareString = (text: string): boolean => BARE_WORD.test(text) && !['true', 'false', 'null'].includes(text) && !JSON_NUMBER.test(text);
@@ -544,7 +555,7 @@ const text = fc.oneof(
   fc.string({ unit: 'grapheme', minLength: 1, maxLength: 8 }),
   fc.string({ unit: fc.constantFrom('a', 'Z', '0', '-', '.', ':', '/', '$', '#', '%', '_', 'é', '😀', '[', '{', '?', '&'), minLength: 1, maxLength: 8 }),
 );
-const name = fc.oneof(text, fc.constant('$id'));
+const name = fc.oneof(text, fc.constantFrom('$id', '$label'));
 const number = fc.double({ noNaN: true, noDefaultInfinity: true }).map((n) => (n === 0 ? 0 : n));
 const scalarLiteral: fc.Arbitrary<ValueExpr> = fc.oneof(
   fc.record({ kind: fc.constant('literal' as const), value: text, quoted: fc.constant(true) }),
@@ -552,9 +563,8 @@ const scalarLiteral: fc.Arbitrary<ValueExpr> = fc.oneof(
   fc.record({ kind: fc.constant('literal' as const), value: fc.oneof(number, fc.boolean(), fc.constant(null)), quoted: fc.constant(false) }),
 );
 const ops = fc.constantFrom<Condition['op']>('=', '!=', '<', '>', '<=', '>=');
-const orderingOps = fc.constantFrom<Condition['op']>('<', '>', '<=', '>=');
 const plainConditions = fc.array(fc.record({ field: name, op: ops, value: scalarLiteral }), { maxLength: 3 });
-const aggregate = fc.record({ field: name, op: orderingOps, value: fc.record({ kind: fc.constant('aggregate' as const), of: plainConditions, field: name.filter((f) => f !== '') }) });
+const aggregate = fc.record({ field: name, op: ops, value: fc.record({ kind: fc.constant('aggregate' as const), of: plainConditions, field: name.filter((f) => f !== '') }) });
 const topConditions = fc.array(fc.oneof({ weight: 4, arbitrary: fc.record({ field: name, op: ops, value: scalarLiteral }) }, { weight: 1, arbitrary: aggregate }), { maxLength: 3 });
 const partnerConditions = fc.array(
   fc.oneof(
@@ -572,7 +582,7 @@ const whenSet: fc.Arbitrary<WhenSet> = fc.oneof(
   fc.record({ kind: fc.constant('areasContaining' as const), filter: topConditions, objects: topConditions }),
 );
 const action: fc.Arbitrary<Action> = fc.oneof(
-  fc.record({ kind: fc.constant('set' as const), name: text.filter((n) => n !== '$id'), value: fc.oneof(text, number, fc.boolean(), fc.constant(null)) }),
+  fc.record({ kind: fc.constant('set' as const), name: text.filter((n) => n !== '$id' && n !== '$label'), value: fc.oneof(text, number, fc.boolean(), fc.constant(null)) }),
   fc.constant({ kind: 'delete' as const }),
   fc.record({ kind: fc.constant('sendToUrl' as const), url: fc.webUrl() }),
 );

@@ -42,6 +42,8 @@ describe('ins and log subscriptions', () => {
   let service: InstructionService;
   let live: LiveSubscriptions;
   let recent: LogEntry[];
+  /** The realms whose log history is kept (held listen handles). */
+  let listening: string[];
 
   beforeEach(() => {
     bus = new LocalEventBus((err) => {
@@ -50,6 +52,7 @@ describe('ins and log subscriptions', () => {
     records = new MemoryInstructions();
     service = new InstructionService(records, () => ({}), bus, () => Date.now(), { maxSourceChars: 10_000, maxPerRealm: 1000 });
     recent = [];
+    listening = [];
     live = new LiveSubscriptions(
       {
         bus,
@@ -57,7 +60,13 @@ describe('ins and log subscriptions', () => {
         areas: { list: unused },
         realms: { get: () => Promise.resolve(null) },
         instructions: records,
-        logHistory: { recent: () => Promise.resolve(recent) },
+        logHistory: {
+          listen: (key) => {
+            listening.push(key);
+            return { unsubscribe: () => listening.splice(listening.indexOf(key), 1) };
+          },
+          recent: () => recent,
+        },
       },
       { maxVertices: 1000, maxConditions: 100, cycleMs },
     );
@@ -133,6 +142,7 @@ describe('ins and log subscriptions', () => {
     const some = new FakeConnection(withPer({ fleet: { 'public/*': 'R' } }));
     recent = [{ id: 'public/1', lvl: 'warn', tim: '2026-11-28T09:00:00.000Z', msg: 'earlier' }, { id: 'secret/1', lvl: 'info', tim: '2026-11-28T09:00:01.000Z', msg: 'hidden' }];
     await live.create(all, 'l', ref, { typ: 'log', sty: 'rea' });
+    assert.deepEqual(listening, ['fleet'], "the realm's log history is kept while it has log subscribers");
     await live.create(some, 'l', ref, { typ: 'log', sty: 'rea', exe: true });
     await settle();
     assert.deepEqual(all.take(), []);
@@ -154,6 +164,10 @@ describe('ins and log subscriptions', () => {
     await settle();
     assert.deepEqual(some.take(), [], 'nothing it may read: no push');
     assert.equal(all.take().length, 1);
+    live.delete(all, 'l');
+    assert.deepEqual(listening, ['fleet']);
+    live.delete(some, 'l');
+    assert.deepEqual(listening, [], 'released with the last log subscriber');
   });
 
   it('log subscribers do not hear instruction changes and ins subscribers do not hear log events', async () => {

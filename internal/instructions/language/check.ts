@@ -6,13 +6,12 @@
  *   `area(..).containing(<object c>)`; these take comparisons only.
  * - `then` and `until` chains hold actions only: `set(<name>, <value>)`, `delete()`,
  *   `sendToUrl(<http or https url>)`.
- * - The right side of a comparison is a constant, `object(<c>).get(<name>)` (compared with
- *   <, >, <=, >= only, as a group of numbers is averaged) or, in within's partner comparisons
- *   only, `this().get(<name>)`.
+ * - The right side of a comparison is a constant, `object(<c>).get(<name>)` (whose own
+ *   comparisons are constants) or, in within's partner comparisons only, `this().get(<name>)`.
  * - An `every` period lies between one second and 365 days.
  * Pure: every refusal is an InstructionSyntaxError naming the line and column.
  */
-import type { FilterOp, ScalarValue } from '../../domain/types.js';
+import type { ScalarValue } from '../../domain/types.js';
 import { hasLoneSurrogate, quote } from '../../domain/ids.js';
 import type {
   Action,
@@ -35,33 +34,31 @@ export const MIN_PERIOD_MS = 1000;
 export const MAX_PERIOD_MS = 365 * 86_400_000;
 
 /** What each function is, for telling the user why it does not fit where it stands. */
-const FUNCTIONS: Record<string, 'selector' | 'filter' | 'action' | 'value'> = {
-  object: 'selector',
-  area: 'selector',
-  within: 'filter',
-  inside: 'filter',
-  containing: 'filter',
-  set: 'action',
-  delete: 'action',
-  sendToUrl: 'action',
-  get: 'value',
-  this: 'value',
-};
-
-const ORDERING_OPS: ReadonlySet<FilterOp> = new Set(['<', '>', '<=', '>=']);
+const FUNCTIONS: ReadonlyMap<string, 'selector' | 'filter' | 'action' | 'value'> = new Map([
+  ['object', 'selector'],
+  ['area', 'selector'],
+  ['within', 'filter'],
+  ['inside', 'filter'],
+  ['containing', 'filter'],
+  ['set', 'action'],
+  ['delete', 'action'],
+  ['sendToUrl', 'action'],
+  ['get', 'value'],
+  ['this', 'value'],
+]);
 
 const refuse = (at: Position, detail: string): InstructionSyntaxError => new InstructionSyntaxError(at, detail);
 
 /** Refuses a name the language does not know, suggesting the right spelling when only the case differs. */
 function unknownFunction(call: CallNode): InstructionSyntaxError {
-  const near = Object.keys(FUNCTIONS).find((name) => name.toLowerCase() === call.name.toLowerCase());
-  const hint = near === undefined ? `the functions are ${Object.keys(FUNCTIONS).map((name) => `${name}()`).join(', ')}` : `did you mean ${near}()? (function names are case-sensitive)`;
+  const near = [...FUNCTIONS.keys()].find((name) => name.toLowerCase() === call.name.toLowerCase());
+  const hint = near === undefined ? `the functions are ${[...FUNCTIONS.keys()].map((name) => `${name}()`).join(', ')}` : `did you mean ${near}()? (function names are case-sensitive)`;
   return refuse(call.at, `unknown function ${call.name}(); ${hint}`);
 }
 
 /** Why a known function cannot stand where `where` says. */
 function misplaced(call: CallNode, where: string): InstructionSyntaxError {
-  const kind = FUNCTIONS[call.name];
+  const kind = FUNCTIONS.get(call.name);
   if (kind === undefined) return unknownFunction(call);
   const what = {
     selector: `${call.name}() selects things and starts a when part`,
@@ -110,7 +107,7 @@ function getField(get: CallNode): string {
   return name;
 }
 
-function chainValue(chain: ChainNode, op: FilterOp, scope: ValueScope): ValueExpr {
+function chainValue(chain: ChainNode, scope: ValueScope): ValueExpr {
   const [first, second, third] = chain.calls as [CallNode, ...CallNode[]];
   if (third !== undefined) throw refuse(third.at, `nothing can follow get() in a value`);
   if (first.name === 'this') {
@@ -125,13 +122,10 @@ function chainValue(chain: ChainNode, op: FilterOp, scope: ValueScope): ValueExp
   if (first.name === 'object') {
     if (!scope.aggregateAllowed) throw refuse(first.at, 'a value from object(...).get(...) cannot be used inside another one');
     if (second?.name !== 'get') throw refuse(second?.at ?? first.at, 'object() in a comparison must be followed by .get(<name>) to give values');
-    if (!ORDERING_OPS.has(op)) {
-      throw refuse(first.at, `the values of object(...).get(...) are averaged, so they compare with <, >, <= or >=, not ${op}`);
-    }
     const of = conditions(first, { thisAllowed: false, aggregateAllowed: false });
     return { kind: 'aggregate', of, field: getField(second) };
   }
-  if (FUNCTIONS[first.name] === undefined) throw unknownFunction(first);
+  if (FUNCTIONS.get(first.name) === undefined) throw unknownFunction(first);
   throw refuse(first.at, `${first.name}() cannot give a value; a value is a constant, object(...).get(<name>) or, inside within(), this().get(<name>)`);
 }
 
@@ -141,7 +135,7 @@ function condition(arg: Extract<ArgumentNode, { kind: 'comparison' }>, scope: Va
   const value: ValueExpr =
     arg.value.kind === 'literal'
       ? { kind: 'literal', value: checkLiteral(arg.value), quoted: arg.value.quoted }
-      : chainValue(arg.value.chain, arg.op, scope);
+      : chainValue(arg.value.chain, scope);
   return { field, op: arg.op, value };
 }
 
@@ -177,11 +171,11 @@ function radius(call: CallNode): number {
 function whenSet(chain: ChainNode): WhenSet {
   const [first, second, third] = chain.calls as [CallNode, ...CallNode[]];
   if (first.name !== 'object' && first.name !== 'area') {
-    if (FUNCTIONS[first.name] === undefined) throw unknownFunction(first);
+    if (FUNCTIONS.get(first.name) === undefined) throw unknownFunction(first);
     throw misplaced(first, 'at the start of a when part (which begins with object() or area())');
   }
   if (third !== undefined) {
-    if (FUNCTIONS[third.name] === 'action') throw misplaced(third, 'in a when part');
+    if (FUNCTIONS.get(third.name) === 'action') throw misplaced(third, 'in a when part');
     throw refuse(third.at, `${third.name}() cannot follow ${second?.name ?? ''}(): a when part is object(...) or area(...) followed by at most one of within(), inside(), containing()`);
   }
   const filter = conditions(first, TOP);
@@ -191,7 +185,7 @@ function whenSet(chain: ChainNode): WhenSet {
   }
   if (first.name === 'object' && second.name === 'inside') return { kind: 'objectsInside', filter, areas: conditions(second, TOP) };
   if (first.name === 'area' && second.name === 'containing') return { kind: 'areasContaining', filter, objects: conditions(second, TOP) };
-  if (FUNCTIONS[second.name] === undefined) throw unknownFunction(second);
+  if (FUNCTIONS.get(second.name) === undefined) throw unknownFunction(second);
   const follows = first.name === 'object' ? 'within() or inside()' : 'containing()';
   throw refuse(second.at, `${second.name}() cannot follow ${first.name}() in a when part; ${first.name}() may be followed by ${follows}`);
 }
@@ -211,6 +205,10 @@ function values(call: CallNode, count: number, usage: string): ScalarValue[] {
 }
 
 function sendToUrl(call: CallNode): Action {
+  const first = call.args[0];
+  if (first?.kind === 'comparison') {
+    throw refuse(first.at, 'sendToUrl() takes a URL, not a comparison; write a URL that holds =, <, > or ! as a quoted string, as in sendToUrl("https://example.com/hook?a=b")');
+  }
   const [url] = values(call, 1, 'sendToUrl("https://example.com/hook")');
   const at = call.args[0]?.at ?? call.at;
   if (typeof url !== 'string') throw refuse(at, 'sendToUrl() needs a URL, as in sendToUrl("https://example.com/hook")');
@@ -230,11 +228,12 @@ function action(call: CallNode, previous: Action | undefined): Action {
   if (previous?.kind === 'delete' && call.name === 'set') throw refuse(call.at, 'set() cannot follow delete(): the things it would set are deleted');
   switch (call.name) {
     case 'set': {
-      values(call, 2, 'set("status", "arrived")');
+      const [, value = null] = values(call, 2, 'set("status", "arrived")');
       const name = nameArgument(call.args[0], call, 'set("status", "arrived")');
-      if (name === '$id') throw refuse(call.args[0]?.at ?? call.at, 'set() cannot change $id (the id)');
-      const value = (call.args[1] as Extract<ArgumentNode, { kind: 'value' }>).value as Extract<ValueNode, { kind: 'literal' }>;
-      return { kind: 'set', name, value: value.value };
+      if (name === '$id' || name === '$label') {
+        throw refuse(call.args[0]?.at ?? call.at, `set() cannot change ${name} (the ${name.slice(1)} is not a data property)`);
+      }
+      return { kind: 'set', name, value };
     }
     case 'delete':
       values(call, 0, 'delete()');

@@ -30,12 +30,17 @@ import type { ConnectionLive, LiveSubscription } from './connection-live.js';
 
 export type LogEntry = InstructionLogEvent['entry'];
 
-/** The realm's recent log events (the engine's bounded per-realm buffer), oldest first. */
+/**
+ * The realm's recent log events (instructions/delivery/instruction-log.ts InstructionLog): a
+ * bounded ring per realm, kept while someone listens to the realm (here: while it has `log`
+ * subscribers), oldest first.
+ */
 export interface LogHistory {
-  recent(realm: string): Promise<LogEntry[]>;
+  listen(realm: string): BusSubscription;
+  recent(realm: string): LogEntry[];
 }
 
-export const noLogHistory: LogHistory = { recent: () => Promise.resolve([]) };
+export const noLogHistory: LogHistory = { listen: () => ({ unsubscribe: () => undefined }), recent: () => [] };
 
 /** Most log events one push carries; a burst beyond keeps the newest. */
 export const maxLogPerPush = 1000;
@@ -130,6 +135,8 @@ export class RealmInstructions {
   /** The realm's instructions while it has `ins` subscriptions (null: not read yet). */
   records: InstructionRecord[] | null = null;
   private readonly bus: BusSubscription;
+  /** Keeps the realm's recent log events while it has `log` subscribers. */
+  private logHold: BusSubscription | null = null;
   /** Ids changed since the last read began; a read runs again while there are some. */
   private changed = new Set<string>();
   private stale = false;
@@ -200,13 +207,25 @@ export class RealmInstructions {
     }
   }
 
+  /** A `log` subscriber came: the realm's recent events are kept from now on. */
+  addLog(sub: LogSubscription): void {
+    this.logSubs.add(sub);
+    this.logHold ??= this.owner.history.listen(this.key);
+  }
+
   /** Drops the realm when its last subscription went. */
   release(): void {
     if (this.instructionSubs.size === 0) this.records = null;
+    if (this.logSubs.size === 0) {
+      this.logHold?.unsubscribe();
+      this.logHold = null;
+    }
     if (this.instructionSubs.size === 0 && this.logSubs.size === 0) this.owner.releaseRealm(this);
   }
 
   unsubscribe(): void {
+    this.logHold?.unsubscribe();
+    this.logHold = null;
     this.bus.unsubscribe();
   }
 }
@@ -214,12 +233,15 @@ export class RealmInstructions {
 /** Every realm's instruction and log subscriptions on this process. */
 export class InstructionFeeds {
   private readonly realms = new Map<string, RealmInstructions>();
+  readonly history: LogHistory;
 
   constructor(
     readonly deps: InstructionFeedDeps,
     /** Ends a subscription as LiveSubscriptions does (its connection forgets it, then detach). */
     private readonly drop: (conn: ConnectionLive, sub: LiveSubscription) => void,
-  ) {}
+  ) {
+    this.history = deps.logHistory ?? noLogHistory;
+  }
 
   /** A new `ins` subscription, registered at once (a change while start() reads the map reaches it). */
   instructions(id: string, conn: ConnectionLive, realmKey: string, readable: IdFilter | null): InstructionsSubscription {
@@ -233,7 +255,7 @@ export class InstructionFeeds {
   log(id: string, conn: ConnectionLive, realmKey: string, readable: IdFilter | null): LogSubscription {
     const realm = this.realmOf(realmKey);
     const sub = new LogSubscription(id, conn, realm, readable);
-    realm.logSubs.add(sub);
+    realm.addLog(sub);
     return sub;
   }
 
@@ -246,7 +268,7 @@ export class InstructionFeeds {
       await sub.realm.ready();
       if (exe) sub.pushFull();
     } else if (exe) {
-      sub.pushInitial(await (this.deps.logHistory ?? noLogHistory).recent(sub.realm.key));
+      sub.pushInitial(this.history.recent(sub.realm.key));
     }
   }
 

@@ -34,8 +34,7 @@ export interface V1InstructionPushEntry {
 
 /** `ins rea`'s `dat`: `lab` only when set, `sus` only while suspended. */
 export function instructionRead(record: InstructionRecord): V1InstructionRead {
-  const out: V1InstructionRead = { ins: record.source, dat: record.data };
-  if (record.label !== null) out.lab = record.label;
+  const out: V1InstructionRead = record.label === null ? { ins: record.source, dat: record.data } : { ins: record.source, lab: record.label, dat: record.data };
   if (record.suspended !== null) out.sus = record.suspended;
   return out;
 }
@@ -47,8 +46,7 @@ export function instructionListEntry(record: InstructionRecord): V1InstructionLi
 
 /** One entry of an `ins` push: `{id, lab?, dat, sus?}`. */
 export function instructionPushEntry(record: InstructionRecord): V1InstructionPushEntry {
-  const out: V1InstructionPushEntry = { id: record.id, dat: record.data };
-  if (record.label !== null) out.lab = record.label;
+  const out: V1InstructionPushEntry = record.label === null ? { id: record.id, dat: record.data } : { id: record.id, lab: record.label, dat: record.data };
   if (record.suspended !== null) out.sus = record.suspended;
   return out;
 }
