@@ -12,8 +12,8 @@
  *   remove them. An entry that joins and leaves within one batch fires nothing.
  * - A change made at depth >= the depth limit updates the sets (so they stay true to the
  *   data, and repair finds nothing to do) but fires no action; it is logged once per chain.
- * - `every` instructions are evaluated on their clock's ticks only (and at start).
- * - Periodically, and when an instruction is created or gets a new source, a rescan.
+ * - Periodically, on the ticks of an instruction's `every` clock, and when an instruction is
+ *   created or gets a new source, a rescan.
  * - An instruction whose actions or evaluation keep failing, or whose set grows past the
  *   limit, is suspended: its record says why, and it runs no more until changed.
  *
@@ -188,7 +188,7 @@ export class RealmEngine {
 
   /** Rescans every instruction now and fires the differences (as the periodic repair does). */
   repair(): Promise<void> {
-    this.enqueue(() => this.rescan([...this.running.values()].filter((run) => run.program.every === null), 'repair'));
+    this.enqueue(() => this.rescan([...this.running.values()], 'repair'));
     return this.work;
   }
 
@@ -275,8 +275,7 @@ export class RealmEngine {
       run.clock = new EveryClock(this.deps.clock, program.every.ms, () => this.enqueue(() => this.rescan([run], 'tick')));
     }
     this.running.set(record.id, run);
-    // `every` instructions are evaluated on their ticks only: changes do not look for them.
-    if (program.every === null) this.index.add(evaluator);
+    this.index.add(evaluator);
     return run;
   }
 
