@@ -1,7 +1,8 @@
 /**
  * The services of one API process, on its store and bus: change stream (geofencing its first
  * listener), caches told through control messages, realms, tenants, access, objects, areas,
- * instructions, presence, pub/sub and subscriptions.
+ * instructions (and the runtime that evaluates them, with its delivery queue and log),
+ * presence, pub/sub and subscriptions.
  */
 import type { Logger } from 'pino';
 import { Authenticator } from '../auth/authenticator.js';
@@ -10,7 +11,11 @@ import { RateLimiter } from '../auth/rate-limiter.js';
 import type { Config } from '../config/config.js';
 import type { EventBus } from '../events/port.js';
 import { GeofenceEngine } from '../geofence/geofence-engine.js';
+import { startDelivery, type DeliveryParts } from '../instructions/delivery/delivery-setup.js';
+import { noObserver, type InstructionObserver } from '../instructions/engine/engine-observer.js';
+import { defaultProcessId, InstructionRuntime } from '../instructions/engine/instruction-runtime.js';
 import { compileInstruction } from '../instructions/language/compile.js';
+import type { MetricsRegistry } from '../observability/metrics/registry.js';
 import type { Tracing } from '../observability/tracing/tracing.js';
 import { Access } from '../service/access.js';
 import { AreaService } from '../service/areas.js';
@@ -21,6 +26,7 @@ import { InstructionService } from '../service/instructions.js';
 import { LiveSubscriptions } from '../service/live/live-subscriptions.js';
 import { ObjectService } from '../service/objects.js';
 import { PresenceRegistry } from '../service/presence-registry.js';
+import { ProcessChangeFeed } from '../service/process-change-feed.js';
 import { PubSub } from '../service/pubsub.js';
 import { RealmService } from '../service/realms.js';
 import { Subscriptions } from '../service/subscriptions.js';
@@ -40,6 +46,10 @@ export interface Services {
   readonly objects: ObjectService;
   readonly areas: AreaService;
   readonly instructions: InstructionService;
+  /** Evaluates the instructions of the realms whose lease this process holds; start() it once the process serves. */
+  readonly instructionRuntime: InstructionRuntime;
+  /** The sendToUrl queue and the instruction log. */
+  readonly delivery: DeliveryParts;
   readonly subscriptions: Subscriptions;
   readonly live: LiveSubscriptions;
   /** Null while tracing is off. */
@@ -54,6 +64,7 @@ export function buildServices(
   logger: Logger,
   tracing: Tracing | null = null,
   metrics?: ChangeListener,
+  instructionMetrics: { registry: MetricsRegistry; observer: InstructionObserver } | null = null,
 ): Services {
   const pubsub = new PubSub(bus);
   // Presence claims name realms as their tenant knows them: resolved within the principal's tenant.
@@ -72,6 +83,8 @@ export function buildServices(
   const geofence = new GeofenceEngine(store.areas, bus, (err, realm) => logger.error({ err, realm }, 'loading areas for geofences failed'), presence);
   changes.add(geofence);
   if (metrics !== undefined) changes.add(metrics);
+  const feed = new ProcessChangeFeed();
+  changes.add(feed);
   // Caches are told of changes (by any process) through control messages on the bus.
   const control = new ControlChannel(bus, (err) => logger.error({ err }, 'a cache failed to drop an entry'));
   const realms = new RealmService(store, clock, changes, bus, control);
@@ -94,11 +107,49 @@ export function buildServices(
     },
     { maxVertices, maxConditions: maxFilterConditions },
   );
+  const objects = new ObjectService(store, clock, { maxBulk, maxPage, maxFilterConditions, maxVertices, maxFutureSkewS }, changes, presence);
+  const areas = new AreaService(store, { maxPage, maxVertices }, changes, control);
+  const delivery = startDelivery(config, bus, { metrics: instructionMetrics?.registry ?? null, logger });
+  const instructionRuntime = new InstructionRuntime({
+    processId: config.processId ?? defaultProcessId(),
+    store,
+    feed,
+    bus,
+    findRealm: (key) => realms.find(key),
+    compile: compileInstruction,
+    objects,
+    areas,
+    delivery: delivery.queue,
+    log: delivery.log,
+    observer: instructionMetrics?.observer ?? noObserver,
+    settings: {
+      leaseTtlMs: config.instructionLeaseTtlMs,
+      leaseRenewMs: config.instructionLeaseRenewMs,
+      maxDepth: config.instructionMaxDepth,
+      repairMs: config.instructionRepairMs,
+      batchMs: config.instructionBatchMs,
+      maxFailures: config.instructionMaxFailures,
+      maxEntries: config.instructionMaxEntries,
+      pageSize: maxPage,
+    },
+    clock,
+    logger,
+  });
+  // The instruction service tells this process's runtime at once (a realm's first instruction
+  // is taken up without waiting for the next lease round); other processes hear the bus event.
+  const instructionBus: Pick<EventBus, 'publish'> = {
+    publish: (realm, events) => {
+      bus.publish(realm, events);
+      for (const event of events) if (event.kind === 'ins') instructionRuntime.instructionChanged(realm, event.id);
+    },
+  };
   // Level-based repair: when the bus may have lost messages, the caches have dropped what they
   // hold (ControlChannel), and the live subscriptions are read again from the store.
   bus.onResync(() => {
     const started = Date.now();
     presence.resync();
+    // The realms' engines read their realms again from the store and fire the differences.
+    instructionRuntime.resync();
     live.resync().then(
       (subscriptions) => logger.info({ subscriptions, ms: Date.now() - started }, 'live subscriptions read again from the store after a bus outage'),
       (err: unknown) => logger.error({ err }, 'live subscriptions could not be read again after a bus outage'),
@@ -114,12 +165,14 @@ export function buildServices(
     realms,
     tenants: new TenantService(store, clock, control),
     access,
-    objects: new ObjectService(store, clock, { maxBulk, maxPage, maxFilterConditions, maxVertices, maxFutureSkewS }, changes, presence),
-    areas: new AreaService(store, { maxPage, maxVertices }, changes, control),
-    instructions: new InstructionService(store.instructions, compileInstruction, bus, clock, {
+    objects,
+    areas,
+    instructions: new InstructionService(store.instructions, compileInstruction, instructionBus, clock, {
       maxSourceChars: config.instructionMaxSourceChars,
       maxPerRealm: config.instructionMaxPerRealm,
     }),
+    instructionRuntime,
+    delivery,
     subscriptions: new Subscriptions(bus),
     live,
     tracing,

@@ -8,50 +8,21 @@ import type { Logger } from 'pino';
 import { defaultTenant } from '../../internal/auth/principal.js';
 import { testConfig, type Config } from '../../internal/config/config.js';
 import type { InstructionLogEvent } from '../../internal/domain/events.js';
-import type { AreaChange, ObjectChange, Realm, TrackedObject } from '../../internal/domain/types.js';
+import type { Realm, TrackedObject } from '../../internal/domain/types.js';
 import { LocalEventBus } from '../../internal/events/local-bus.js';
-import { startDelivery, type DeliveryParts } from '../../internal/instructions/delivery/delivery-setup.js';
-import { InstructionRuntime } from '../../internal/instructions/engine/instruction-runtime.js';
+import type { DeliveryParts } from '../../internal/instructions/delivery/delivery-setup.js';
+import type { InstructionRuntime } from '../../internal/instructions/engine/instruction-runtime.js';
 import type { RealmEngine } from '../../internal/instructions/engine/realm-engine.js';
-import { compileInstruction } from '../../internal/instructions/language/compile.js';
 import { createLogger } from '../../internal/observability/logger.js';
 import { InstructionMetrics } from '../../internal/observability/metrics/instruction-metrics.js';
 import { MetricsRegistry } from '../../internal/observability/metrics/registry.js';
 import { RealmLabels } from '../../internal/observability/metrics/realm-labels.js';
-import type { ChangeFeed, ChangeFeedSubscription, RealmChange } from '../../internal/service/change-feed.js';
+import type { RealmChange } from '../../internal/service/change-feed.js';
 import type { ChangeListener } from '../../internal/service/changes.js';
 import { systemClock } from '../../internal/service/clock.js';
 import { buildServices, type Services } from '../../internal/startup/services.js';
 import type { LeaseStore, Store } from '../../internal/store/port.js';
 import { openSqliteStore } from '../../internal/store/sqlite/sqlite-store.js';
-
-/** A process's changes as its own change feed: every write this process stores. */
-class InProcessFeed implements ChangeFeed, ChangeListener {
-  private readonly handlers = new Map<string, Set<(changes: readonly RealmChange[]) => void>>();
-
-  subscribe(realm: string, handler: (changes: readonly RealmChange[]) => void): ChangeFeedSubscription {
-    let set = this.handlers.get(realm);
-    if (set === undefined) {
-      set = new Set();
-      this.handlers.set(realm, set);
-    }
-    set.add(handler);
-    return { unsubscribe: () => set.delete(handler) };
-  }
-
-  objectsChanged(realm: string, changes: readonly ObjectChange[]): void {
-    const records: RealmChange[] = changes.map((change) => ({ kind: 'object', change }));
-    for (const handler of this.handlers.get(realm) ?? []) handler(records);
-  }
-
-  areaChanged(realm: string, change: AreaChange): void {
-    for (const handler of this.handlers.get(realm) ?? []) handler([{ kind: 'area', change }]);
-  }
-
-  realmDeleted(): void {
-    // Nothing: the lease keeper lets a deleted realm go.
-  }
-}
 
 export interface InstructionProcess {
   store: Store;
@@ -104,46 +75,23 @@ export function startInstructionProcess(dbPath: string, options: ProcessOptions)
   const opened = openSqliteStore(dbPath);
   const store: Store = options.leases === undefined ? opened : Object.assign(Object.create(opened) as Store, { leases: options.leases(opened.leases) });
   const bus = new LocalEventBus();
-  const feed = new InProcessFeed();
   const changes: RealmChange[] = [];
-  const services = buildServices(config, store, bus, systemClock, logger, null, {
-    objectsChanged: (realm, c) => {
+  const metrics = new MetricsRegistry({ realmLabel: true });
+  const recorder: ChangeListener = {
+    objectsChanged: (_realm, c) => {
       for (const change of c) changes.push({ kind: 'object', change });
-      feed.objectsChanged(realm, c);
     },
-    areaChanged: (realm, change) => {
+    areaChanged: (_realm, change) => {
       changes.push({ kind: 'area', change });
-      feed.areaChanged(realm, change);
     },
     realmDeleted: () => undefined,
-  });
-  const metrics = new MetricsRegistry({ realmLabel: true });
-  const delivery = startDelivery(config, bus, { metrics, logger });
-  const runtime = new InstructionRuntime({
-    processId: options.processId,
-    store,
-    feed,
-    bus,
-    findRealm: (key) => services.realms.find(key),
-    compile: compileInstruction,
-    objects: services.objects,
-    areas: services.areas,
-    delivery: delivery.queue,
-    log: delivery.log,
+  };
+  const services = buildServices({ ...config, processId: options.processId }, store, bus, systemClock, logger, null, recorder, {
+    registry: metrics,
     observer: new InstructionMetrics(metrics, new RealmLabels(100)),
-    settings: {
-      leaseTtlMs: config.instructionLeaseTtlMs,
-      leaseRenewMs: config.instructionLeaseRenewMs,
-      maxDepth: config.instructionMaxDepth,
-      repairMs: config.instructionRepairMs,
-      batchMs: config.instructionBatchMs,
-      maxFailures: config.instructionMaxFailures,
-      maxEntries: config.instructionMaxEntries,
-      pageSize: 500,
-    },
-    clock: systemClock,
-    logger,
   });
+  const runtime = services.instructionRuntime;
+  const delivery = services.delivery;
   const logs: InstructionLogEvent['entry'][] = [];
   const listened = new Set<string>();
   const proc: InstructionProcess = {
@@ -168,7 +116,6 @@ export function startInstructionProcess(dbPath: string, options: ProcessOptions)
     },
     async instruct(realm, id, source) {
       await services.instructions.create(realm, id, { label: id, instruction: source });
-      runtime.instructionChanged(realm.id, id);
     },
     object: (realm, id) => store.objects.get(realm.id, id),
     engine: (realm, timeoutMs = 5000) => waitFor(`the engine of ${realm.id} on ${options.processId}`, () => runtime.engineOf(realm.id), timeoutMs),

@@ -121,12 +121,18 @@ describe('instruction lease keeper', () => {
     const world = newWorld();
     world.realms.clear();
     const a = keeper(world, 'a');
+    // Not started yet: nothing to hurry.
+    a.keeper.hear('fresh');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual([...a.running], []);
+    a.keeper.start();
     await a.keeper.runRound();
     assert.deepEqual([...a.running], []);
     world.realms.add('fresh');
     a.keeper.hear('fresh');
     await new Promise((resolve) => setImmediate(resolve));
     assert.deepEqual([...a.running], ['fresh']);
+    await a.keeper.close();
   });
 
   it('while the store does not answer, engines stop before another process could take their realms over', async () => {

@@ -172,6 +172,14 @@ export class InstructionRuntime {
     return held instanceof HeldEngine ? held.engine : null;
   }
 
+  /**
+   * Messages may have been lost (a bus outage): every engine here starts again, reading its
+   * realm from the store and firing the differences.
+   */
+  resync(): void {
+    for (const realm of this.keeper.realms()) this.keeper.restart(realm);
+  }
+
   /** A lease round now (tests, and the cluster test's takeover checks). */
   leaseRound(): Promise<void> {
     return this.keeper.runRound();

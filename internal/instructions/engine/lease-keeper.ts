@@ -73,7 +73,8 @@ export class LeaseKeeper {
 
   /** A realm may have gained its first instruction: looked at in a round that starts now. */
   hear(realm: string): void {
-    if (this.closed) return;
+    // Before start() there is nothing to hurry: the first round looks at every realm.
+    if (this.closed || this.timer === null) return;
     this.heard.add(realm);
     void this.runRound();
   }
