@@ -19,8 +19,8 @@ const blocks = fencedBlocks(readFileSync(new URL('../../../docs/instructions.md'
 const examples = blocks.flatMap((block, i) => (block.info === 'hivescript' ? [{ example: block, run: blocks[i + 1] }] : []));
 
 /** How long an expectation may take to come true. */
-const patienceMs = 5000;
-/** How long after the last step the receiver is watched for requests no step expects. */
+const patienceMs = 10_000;
+/** How long after the last step the receiver is watched for requests no step expects, and the things for changes no step expects. */
 const quietMs = 300;
 
 /** A POST the receiver got: the instruction it names, its path and the entries of its body. */
@@ -119,8 +119,17 @@ describe('docs/instructions.md: the examples do what the document says', () => {
     const created = await call(harness.url, 'POST', `${base}/instruction/${instruction}`, { token: tokens.write, body: { instruction: pointed } });
     assert.equal(created.status, 200, `docs/instructions.md:${exampleLine}: creating the example answered ${created.status} ${created.text}`);
 
+    /** Per thing, the check of its last expectation not followed by a write of it: that still holds at the end. */
+    const lasting = new Map<string, { at: ScenarioStep; check: () => Promise<string | null> }>();
+    const expectThing = async (at: ScenarioStep, thing: string, check: () => Promise<string | null>): Promise<void> => {
+      await until(at, check);
+      lasting.set(thing, { at, check });
+    };
+
     for (const at of scenario.steps) {
       const { step } = at;
+      if (step.kind === 'write' || step.kind === 'delete') lasting.delete(`object ${step.id}`);
+      if (step.kind === 'write-area') lasting.delete(`area ${step.id}`);
       switch (step.kind) {
         case 'write': {
           const body = { ...(step.location === null ? {} : { location: step.location }), ...(step.data === null ? {} : { data: step.data }) };
@@ -136,14 +145,14 @@ describe('docs/instructions.md: the examples do what the document says', () => {
         case 'expect':
         case 'expect-area': {
           const path = `/${step.kind === 'expect' ? 'object' : 'area'}/${encodeURIComponent(step.id)}`;
-          await until(at, async () => {
+          await expectThing(at, `${step.kind === 'expect' ? 'object' : 'area'} ${step.id}`, async () => {
             const seen = await read(path);
             return seen.status === 200 && holds(seen.data, step.data) ? null : seen.status === 200 ? `its data is ${JSON.stringify(seen.data)}` : `reading it answered ${seen.status}`;
           });
           break;
         }
         case 'expect-deleted':
-          await until(at, async () => {
+          await expectThing(at, `object ${step.id}`, async () => {
             const seen = await read(`/object/${encodeURIComponent(step.id)}`);
             return seen.status === 404 ? null : `it still exists with data ${JSON.stringify(seen.data)}`;
           });
@@ -170,6 +179,11 @@ describe('docs/instructions.md: the examples do what the document says', () => {
     const got = sent().flatMap((post) => post.entries.map((entry) => `${post.path} ${entry}`));
     const unexpected = [...new Set(got)].filter((key) => sentCount(key) !== (expectedSends.get(key) ?? 0));
     assert.deepEqual(unexpected, [], `docs/instructions.md:${exampleLine}: the example sent what its scenario does not expect: ${JSON.stringify(got)}`);
+    // What a thing was last expected to be, it stays: an action the scenario does not expect came not merely late.
+    for (const { at, check } of lasting.values()) {
+      const seen = await check();
+      if (seen !== null) assert.fail(`docs/instructions.md:${at.line}: ${at.text}: no longer so at the end of the scenario: ${seen}`);
+    }
   }
 });
 
