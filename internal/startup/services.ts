@@ -1,7 +1,7 @@
 /**
- * The services of one API process, on its store and bus: change stream (geofencing its first
- * listener), caches told through control messages, realms, tenants, access, objects, areas,
- * presence, pub/sub and subscriptions.
+ * The services of one API process, on its store and bus: change stream (its listeners: the
+ * publisher of change records, geofencing, metrics), the change feed, caches told through
+ * control messages, realms, tenants, access, objects, areas, presence, pub/sub and subscriptions.
  */
 import type { Logger } from 'pino';
 import { Authenticator } from '../auth/authenticator.js';
@@ -13,6 +13,9 @@ import { GeofenceEngine } from '../geofence/geofence-engine.js';
 import type { Tracing } from '../observability/tracing/tracing.js';
 import { Access } from '../service/access.js';
 import { AreaService } from '../service/areas.js';
+import { BusChangeFeed } from '../service/bus-change-feed.js';
+import type { ChangeFeed } from '../service/change-feed.js';
+import { ChangePublisher } from '../service/change-publisher.js';
 import { ChangeStream, type ChangeListener } from '../service/changes.js';
 import type { Clock } from '../service/clock.js';
 import { ControlChannel } from '../service/control.js';
@@ -39,6 +42,8 @@ export interface Services {
   readonly areas: AreaService;
   readonly subscriptions: Subscriptions;
   readonly live: LiveSubscriptions;
+  /** Every process's change records, per realm. */
+  readonly changeFeed: ChangeFeed;
   /** Null while tracing is off. */
   readonly tracing: Tracing | null;
 }
@@ -64,9 +69,11 @@ export function buildServices(
     onError: (err) => logger.error({ err }, 'presence transition failed'),
     onTruncated: (realm, limit) => logger.warn({ realm, limit }, 'presence change touched more objects than it announces'),
   });
-  // Every stored change goes to the change stream; geofencing is its first listener.
+  // Every stored change goes to the change stream. Its records go on the bus first, then the
+  // crossings they cause: a subscriber sees a write before the crossings of it.
   const changes = new ChangeStream((err) => logger.error({ err }, 'a change listener failed'));
-  const geofence = new GeofenceEngine(store.areas, bus, (err, realm) => logger.error({ err, realm }, 'loading areas for geofences failed'), presence);
+  changes.add(new ChangePublisher(bus));
+  const geofence = new GeofenceEngine(store.areas, bus, (err, realm) => logger.error({ err, realm }, 'loading areas for geofences failed'));
   changes.add(geofence);
   if (metrics !== undefined) changes.add(metrics);
   // Caches are told of changes (by any process) through control messages on the bus.
@@ -105,8 +112,9 @@ export function buildServices(
     access,
     objects: new ObjectService(store, clock, { maxBulk, maxPage, maxFilterConditions, maxVertices, maxFutureSkewS }, changes, presence),
     areas: new AreaService(store, { maxPage, maxVertices }, changes, control),
-    subscriptions: new Subscriptions(bus),
+    subscriptions: new Subscriptions(bus, presence),
     live,
+    changeFeed: new BusChangeFeed(bus),
     tracing,
   };
 }
