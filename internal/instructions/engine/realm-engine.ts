@@ -67,6 +67,8 @@ export interface RealmEngineDeps {
   observer: InstructionObserver;
   settings: EngineSettings;
   clock: Clock;
+  /** Each pending action once carried out (`failure` null: every call succeeded), for the process log. */
+  onActionDone?(action: PendingAction, failure: string | null): void;
   /** The engine hit an error it cannot go on from (the store refused a membership write): the runtime starts it again. */
   onFailed(err: unknown): void;
 }
@@ -447,6 +449,7 @@ export class RealmEngine {
     const chains = action.part === 'then' ? run.program.then : run.program.until;
     const outcome = await this.runner.run(this.deps.realm, action, chains);
     await store.completePending(this.realmKey, [action.key]);
+    this.deps.onActionDone?.(action, outcome.failure);
     if (outcome.failure === null) run.failures = 0;
     else this.failed(run, outcome.failure);
   }
