@@ -155,7 +155,8 @@ export class RealmEngine {
   start(): void {
     this.feedSubscription = this.deps.feed.subscribe(this.realmKey, (changes) => this.hear(changes));
     this.busSubscription = this.deps.bus.subscribe(this.realmKey, (message) => {
-      if (message.kind !== 'events') return;
+      // A deleted realm: no action may write into it again (the keeper lets it go next round).
+      if (message.kind === 'realm_deleted') return void this.stop();
       for (const event of message.events) if (event.kind === 'ins') this.instructionChanged(event.id);
     });
     this.enqueue(() => this.load());
