@@ -1,8 +1,8 @@
 /**
- * The services of one API process, on its store and bus: change stream (geofencing its first
- * listener), caches told through control messages, realms, tenants, access, objects, areas,
- * instructions (and the runtime that evaluates them, with its delivery queue and log),
- * presence, pub/sub and subscriptions.
+ * The services of one API process, on its store and bus: change stream (its listeners: the
+ * publisher of change records, geofencing, metrics), the change feed, caches told through
+ * control messages, realms, tenants, access, objects, areas, instructions (and the runtime that
+ * evaluates them, with its delivery queue and log), presence, pub/sub and subscriptions.
  */
 import type { Logger } from 'pino';
 import { Authenticator } from '../auth/authenticator.js';
@@ -19,6 +19,9 @@ import type { MetricsRegistry } from '../observability/metrics/registry.js';
 import type { Tracing } from '../observability/tracing/tracing.js';
 import { Access } from '../service/access.js';
 import { AreaService } from '../service/areas.js';
+import { BusChangeFeed } from '../service/bus-change-feed.js';
+import type { ChangeFeed } from '../service/change-feed.js';
+import { ChangePublisher } from '../service/change-publisher.js';
 import { ChangeStream, type ChangeListener } from '../service/changes.js';
 import type { Clock } from '../service/clock.js';
 import { ControlChannel } from '../service/control.js';
@@ -26,7 +29,6 @@ import { InstructionService } from '../service/instructions.js';
 import { LiveSubscriptions } from '../service/live/live-subscriptions.js';
 import { ObjectService } from '../service/objects.js';
 import { PresenceRegistry } from '../service/presence-registry.js';
-import { ProcessChangeFeed } from '../service/process-change-feed.js';
 import { PubSub } from '../service/pubsub.js';
 import { RealmService } from '../service/realms.js';
 import { Subscriptions } from '../service/subscriptions.js';
@@ -52,6 +54,8 @@ export interface Services {
   readonly delivery: DeliveryParts;
   readonly subscriptions: Subscriptions;
   readonly live: LiveSubscriptions;
+  /** Every process's change records, per realm. */
+  readonly changeFeed: ChangeFeed;
   /** Null while tracing is off. */
   readonly tracing: Tracing | null;
 }
@@ -78,13 +82,15 @@ export function buildServices(
     onError: (err) => logger.error({ err }, 'presence transition failed'),
     onTruncated: (realm, limit) => logger.warn({ realm, limit }, 'presence change touched more objects than it announces'),
   });
-  // Every stored change goes to the change stream; geofencing is its first listener.
+  // Every stored change goes to the change stream. Its records go on the bus first, then the
+  // crossings they cause: a subscriber sees a write before the crossings of it.
   const changes = new ChangeStream((err) => logger.error({ err }, 'a change listener failed'));
-  const geofence = new GeofenceEngine(store.areas, bus, (err, realm) => logger.error({ err, realm }, 'loading areas for geofences failed'), presence);
+  changes.add(new ChangePublisher(bus));
+  const geofence = new GeofenceEngine(store.areas, bus, (err, realm) => logger.error({ err, realm }, 'loading areas for geofences failed'));
   changes.add(geofence);
   if (metrics !== undefined) changes.add(metrics);
-  const feed = new ProcessChangeFeed();
-  changes.add(feed);
+  // Every process's change records, from the bus: what the instruction engine evaluates.
+  const changeFeed = new BusChangeFeed(bus);
   // Caches are told of changes (by any process) through control messages on the bus.
   const control = new ControlChannel(bus, (err) => logger.error({ err }, 'a cache failed to drop an entry'));
   const realms = new RealmService(store, clock, changes, bus, control);
@@ -113,7 +119,7 @@ export function buildServices(
   const instructionRuntime = new InstructionRuntime({
     processId: config.processId ?? defaultProcessId(),
     store,
-    feed,
+    feed: changeFeed,
     bus,
     findRealm: (key) => realms.find(key),
     compile: compileInstruction,
@@ -173,8 +179,9 @@ export function buildServices(
     }),
     instructionRuntime,
     delivery,
-    subscriptions: new Subscriptions(bus),
+    subscriptions: new Subscriptions(bus, presence),
     live,
+    changeFeed,
     tracing,
   };
 }

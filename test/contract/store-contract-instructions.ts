@@ -248,6 +248,10 @@ export function instructionContract(withStore: WithStore): void {
         assert.deepEqual(await store.instructions.members('doomed', 'a'), []);
         assert.deepEqual(await store.instructions.pending('doomed', 10), []);
         assert.deepEqual(await store.instructions.realmsWithInstructions(), ['kept']);
+        // A batch the engine decided before the delete finds no instruction: nothing is written.
+        await store.instructions.applyMembership('doomed', [{ instruction: 'a', generation: 1, joined: ['late'], left: [] }], [action('k9', 'a', ['late'])]);
+        assert.deepEqual(await store.instructions.members('doomed', 'a'), []);
+        assert.deepEqual(await store.instructions.pending('doomed', 10), []);
         // The lease is free again: another process takes it at once.
         assert.equal((await store.leases.acquire('instructions:doomed', 'p2', 60_000, N1)).holder, 'p2');
         assert.equal((await store.leases.acquire('instructions:kept', 'p2', 60_000, N1)).holder, 'p1');

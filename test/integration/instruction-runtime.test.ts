@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { defaultTenant } from '../../internal/auth/principal.js';
 import type { Lease } from '../../internal/domain/instruction.js';
 import type { Realm } from '../../internal/domain/types.js';
 import type { LeaseStore } from '../../internal/store/port.js';
@@ -184,6 +185,16 @@ describe('instruction runtime (SQLite, one process)', () => {
     assert.ok(at < 300, `ticked ${at} ms past the second`);
     // Nothing changed between the evaluations: the tick fired nothing.
     assert.equal(proc.changes.filter((c) => c.change.origin?.instruction === 'tick').length, 1);
+  });
+
+  it('a deleted realm stops being evaluated at once and its lease is given back', async () => {
+    const realm = await proc.realm('doomed');
+    await proc.instruct(realm, 'mark', 'when object(type="crate") then set("seen", "yes")');
+    await proc.settle(realm);
+    await proc.services.realms.delete(defaultTenant, 'doomed');
+    await waitFor('the realm let go', () => !proc.runtime.heldRealms().includes('doomed'));
+    const lease = await proc.store.leases.acquire('instructions:doomed', 'someone-else', 1000, new Date().toISOString());
+    assert.equal(lease.holder, 'someone-else');
   });
 
   it('an instruction whose actions keep failing is suspended: its record says why, a log event tells, it runs no more', async () => {

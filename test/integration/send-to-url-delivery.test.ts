@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { pino } from 'pino';
 import { loadConfig } from '../../internal/config/config.js';
 import type { TrackedObject } from '../../internal/domain/types.js';
 import { LocalEventBus } from '../../internal/events/local-bus.js';
@@ -296,6 +297,25 @@ describe('sendToUrl delivery, real sockets', () => {
     assert.equal(rx.received[0]?.headers.host, `rebind.test:${rx.port}`);
   });
 
+  it('reaches an allowed IPv6 literal ([::1]) and an IPv4-mapped one', async () => {
+    const received: string[] = [];
+    const server = http.createServer((req, res) => {
+      received.push(req.headers.host ?? '');
+      res.writeHead(200).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '::', resolve));
+    closers.push(() => new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }));
+    const { port } = server.address() as AddressInfo;
+    const { queue } = queueFor(parseAllowList(['::1', '127.0.0.1']));
+    closers.push(() => queue.close());
+    assert.equal((await deliver(queue, delivery(`http://[::1]:${port}/`))).outcome, 'success');
+    assert.equal((await deliver(queue, delivery(`http://[::ffff:127.0.0.1]:${port}/`))).outcome, 'success');
+    assert.deepEqual(received, [`[::1]:${port}`, `[::ffff:7f00:1]:${port}`]);
+  });
+
   it('an allowed host name is reached whatever loopback address it resolves to', async () => {
     const rx = await receiver();
     closers.push(rx.close);
@@ -417,6 +437,23 @@ describe('sendToUrl delivery: TLS and the process set-up', () => {
     assert.deepEqual(await deliver(queue, delivery(rx.url)), { outcome: 'success', attempts: 1, reason: null });
     await sleep(100);
     assert.equal(rx.received.length, 1);
+  });
+
+  it('a completion callback that throws or rejects is logged; the queue goes on', async () => {
+    const rx = await receiver();
+    closers.push(rx.close);
+    const lines: string[] = [];
+    const logger = pino({ level: 'error' }, { write: (line: string) => void lines.push(line) });
+    const queue = new DeliveryQueue({ guard: new UrlGuard(parseAllowList(['127.0.0.1'])), log: { append: () => undefined }, capacity: 10, concurrency: 1, timeoutMs: 5000, retries: 0, logger });
+    closers.push(() => queue.close());
+    queue.enqueue(delivery(rx.url, { key: 'throws' }), () => {
+      throw new Error('store gone');
+    });
+    queue.enqueue(delivery(rx.url, { key: 'rejects' }), () => Promise.reject(new Error('store gone too')));
+    assert.equal((await deliver(queue, delivery(rx.url, { key: 'fine' }))).outcome, 'success');
+    await waitFor(() => lines.length === 2);
+    assert.deepEqual(lines.map((l) => (JSON.parse(l) as { err: { message: string } }).err.message).sort(), ['store gone', 'store gone too']);
+    assert.equal(rx.received.length, 3);
   });
 
   it('startDelivery: the configured queue, its failures in the realm\'s log as a listening process keeps it, the depth on /metrics', async () => {

@@ -38,7 +38,7 @@ function action(key: string, entries: string[]): PendingAction {
   return { key, instruction: 'a', generation: 1, part: 'then', entries, created: N0, attempts: 0 };
 }
 
-const NEW_TABLES = ['instruction_members', 'instruction_pending', 'instructions', 'leases'];
+const NEW_TABLES = ['instruction_members', 'instruction_pending', 'instructions'];
 
 void describe('sqlite store: instructions', () => {
   void it('migrates a version 15 file: the new tables appear, the objects stay, instructions work', async () => {
@@ -57,7 +57,7 @@ void describe('sqlite store: instructions', () => {
       const inspect = new Database(path, { readonly: true });
       try {
         assert.equal(inspect.pragma('user_version', { simple: true }), SCHEMA_VERSION);
-        const tables = inspect.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'table' AND (name LIKE 'instruction%' OR name = 'leases') ORDER BY name").pluck().all();
+        const tables = inspect.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'instruction%' ORDER BY name").pluck().all();
         assert.deepEqual(tables, NEW_TABLES);
       } finally {
         inspect.close();
@@ -90,6 +90,39 @@ void describe('sqlite store: instructions', () => {
       );
     } finally {
       await store.close();
+    }
+  });
+
+  void it('leases are kept in <file>-leases: renewing one commits nothing to the database (the others keep their held state), and it outlives a restart', async () => {
+    const path = freshPath();
+    const store = openSqliteStore(path, { ownership: 'shared' });
+    const watcher = new Database(path, { readonly: true });
+    try {
+      const version = (): number => watcher.pragma('data_version', { simple: true }) as number;
+      const before = version();
+      await store.leases.acquire('instructions:r', 'p1', 10_000, N0);
+      await store.leases.acquire('instructions:r', 'p1', 10_000, N1);
+      await store.leases.release('instructions:r', 'p1');
+      await store.leases.acquire('instructions:r', 'p1', 10_000, N1);
+      assert.equal(version(), before);
+      // Instruction state is the database's: its commits are seen.
+      await store.instructions.create('r', instruction('a'));
+      assert.notEqual(version(), before);
+    } finally {
+      watcher.close();
+      await store.close();
+    }
+    const lease = new Database(`${path}-leases`, { readonly: true });
+    try {
+      assert.deepEqual(lease.prepare('SELECT name, holder FROM leases').all(), [{ name: 'instructions:r', holder: 'p1' }]);
+    } finally {
+      lease.close();
+    }
+    const again = openSqliteStore(path);
+    try {
+      assert.deepEqual(await again.leases.acquire('instructions:r', 'p2', 10_000, N1), { name: 'instructions:r', holder: 'p1', expires: '2024-05-01T12:00:11.000Z' });
+    } finally {
+      await again.close();
     }
   });
 

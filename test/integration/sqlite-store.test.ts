@@ -267,7 +267,6 @@ void describe('sqlite store', () => {
         'instruction_members',
         'instruction_pending',
         'instructions',
-        'leases',
         'objects',
         'realm_keys',
         'realms',

@@ -150,7 +150,7 @@ export class DeliveryQueue {
             if (lane.running.size === 0 && lane.waiting.length === 0) this.lanes.delete(realm);
             else this.pump(realm, lane);
           }
-          if (result !== null) this.settle(job, result);
+          if (result !== null && !job.abort.signal.aborted) this.settle(job, result);
         },
         (err: unknown) => {
           lane.running.delete(job);
@@ -208,27 +208,27 @@ export class DeliveryQueue {
     });
   }
 
+  /** Counts, logs and reports an outcome; runs outside any caller, so nothing may escape it. */
   private settle(job: Job, result: DeliveryResult): void {
     const { delivery } = job;
-    const sent = result.outcome === 'success' || result.outcome === 'failed';
-    this.options.metrics?.settled(result.outcome, sent ? (performance.now() - job.enqueuedAt) / 1000 : null);
-    if (result.outcome !== 'success') {
-      this.options.log.append(delivery.realm, {
-        id: delivery.instruction,
-        lvl: result.outcome === 'dropped' ? 'warn' : 'error',
-        msg: `sendToUrl ${shownUrl(delivery.url)} ${result.outcome}: ${result.reason ?? ''}`,
-      });
-    }
-    if (job.done === null) return;
     try {
-      const returned = job.done(result);
-      if (returned instanceof Promise) returned.catch((err: unknown) => this.reportDoneFailure(err, delivery));
+      const sent = result.outcome === 'success' || result.outcome === 'failed';
+      this.options.metrics?.settled(result.outcome, sent ? (performance.now() - job.enqueuedAt) / 1000 : null);
+      if (result.outcome !== 'success') {
+        this.options.log.append(delivery.realm, {
+          id: delivery.instruction,
+          lvl: result.outcome === 'dropped' ? 'warn' : 'error',
+          msg: `sendToUrl ${shownUrl(delivery.url)} ${result.outcome}: ${result.reason ?? ''}`,
+        });
+      }
+      const returned = job.done?.(result);
+      if (returned instanceof Promise) returned.catch((err: unknown) => this.reportFailure(err, delivery));
     } catch (err) {
-      this.reportDoneFailure(err, delivery);
+      this.reportFailure(err, delivery);
     }
   }
 
-  private reportDoneFailure(err: unknown, delivery: Delivery): void {
-    this.options.logger?.error({ err, realm: delivery.realm, instruction: delivery.instruction }, 'sendToUrl: the completion callback failed');
+  private reportFailure(err: unknown, delivery: Delivery): void {
+    this.options.logger?.error({ err, realm: delivery.realm, instruction: delivery.instruction }, 'sendToUrl: reporting an outcome failed');
   }
 }

@@ -206,6 +206,11 @@ export class InstructionRuntime {
       observer: deps.observer,
       settings: deps.settings,
       clock: deps.clock,
+      onActionDone: (action, failure) =>
+        deps.logger.debug(
+          { realm: realm.id, process: deps.processId, instruction: action.instruction, part: action.part, key: action.key, entries: action.entries.length, depth: action.depth, failure },
+          'instruction action carried out',
+        ),
       onFailed: (err) => this.failed(realm.id, err),
     });
   }

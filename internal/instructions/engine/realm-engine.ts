@@ -67,6 +67,8 @@ export interface RealmEngineDeps {
   observer: InstructionObserver;
   settings: EngineSettings;
   clock: Clock;
+  /** Each pending action once carried out (`failure` null: every call succeeded), for the process log. */
+  onActionDone?(action: PendingAction, failure: string | null): void;
   /** The engine hit an error it cannot go on from (the store refused a membership write): the runtime starts it again. */
   onFailed(err: unknown): void;
 }
@@ -153,7 +155,8 @@ export class RealmEngine {
   start(): void {
     this.feedSubscription = this.deps.feed.subscribe(this.realmKey, (changes) => this.hear(changes));
     this.busSubscription = this.deps.bus.subscribe(this.realmKey, (message) => {
-      if (message.kind !== 'events') return;
+      // A deleted realm: no action may write into it again (the keeper lets it go next round).
+      if (message.kind === 'realm_deleted') return void this.stop();
       for (const event of message.events) if (event.kind === 'ins') this.instructionChanged(event.id);
     });
     this.enqueue(() => this.load());
@@ -447,6 +450,7 @@ export class RealmEngine {
     const chains = action.part === 'then' ? run.program.then : run.program.until;
     const outcome = await this.runner.run(this.deps.realm, action, chains);
     await store.completePending(this.realmKey, [action.key]);
+    this.deps.onActionDone?.(action, outcome.failure);
     if (outcome.failure === null) run.failures = 0;
     else this.failed(run, outcome.failure);
   }

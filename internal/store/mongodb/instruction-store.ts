@@ -240,7 +240,8 @@ export class MongoInstructionStore implements InstructionStore {
   applyMembership(realm: string, changes: readonly MembershipChange[], actions: readonly PendingAction[]): Promise<void> {
     return guarded(async () => {
       if (changes.length === 0 && actions.length === 0) return;
-      const db = await this.databases.forWrite(realm);
+      // Not forWrite: a realm without instructions (deleted meanwhile, say) gets no write, and one with them has its indexes (create).
+      const db = this.databases.db(realm);
       const ids = [...new Set([...changes.map((c) => c.instruction), ...actions.map((a) => a.instruction)])];
       const live = new Map<string, { generation: number; incarnation: ObjectId }>();
       for (const doc of await this.instructions(db).find({ _id: { $in: ids } }, LIVE_PROJECTION).toArray()) live.set(doc._id, doc);

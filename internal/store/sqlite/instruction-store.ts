@@ -1,5 +1,5 @@
 /**
- * Instructions, the engine's state for them and store leases in SQLite (schema version 16).
+ * Instructions and the engine's state for them in SQLite (schema version 16). Leases: lease-file.ts.
  *
  * `instructions` keeps one row per instruction; its rowid (`seq`) is the creation order.
  * `instruction_members` holds the entries of each instruction's `when` set and
@@ -9,14 +9,13 @@
  *
  * Every write is one IMMEDIATE transaction on the store's connection, as the realm and area
  * stores do (these writes are few; the group commit of object writes is for the location
- * load): a membership change and the actions it causes commit together or not at all, and
- * several processes sharing the file (store-owner.ts `shared`) see each other's leases at once.
+ * load): a membership change and the actions it causes commit together or not at all.
  */
 import type { Database, Statement, Transaction } from 'better-sqlite3';
-import type { InstructionPatch, InstructionRecord, Lease, MembershipChange, PendingAction } from '../../domain/instruction.js';
-import { applyInstructionPatch, leaseExpiry } from '../../domain/instruction-update.js';
+import type { InstructionPatch, InstructionRecord, MembershipChange, PendingAction } from '../../domain/instruction.js';
+import { applyInstructionPatch } from '../../domain/instruction-update.js';
 import { instructionExists } from '../../errors.js';
-import type { InstructionStore, LeaseStore } from '../port.js';
+import type { InstructionStore } from '../port.js';
 import { isUniqueViolation, settle } from './sqlite-errors.js';
 
 interface InstructionRow {
@@ -38,12 +37,6 @@ interface PendingRow {
   entries: string;
   created: string;
   attempts: number;
-}
-
-interface LeaseRow {
-  name: string;
-  holder: string;
-  expires: number;
 }
 
 function instructionFromRow(row: InstructionRow): InstructionRecord {
@@ -203,40 +196,6 @@ export class SqliteInstructionStore implements InstructionStore {
   recordAttempt(realm: string, key: string): Promise<void> {
     return settle(() => {
       this.addAttempt.run(realm, key);
-    });
-  }
-}
-
-export class SqliteLeaseStore implements LeaseStore {
-  private readonly acquireTx: Transaction<(name: string, holder: string, expires: number, now: number) => LeaseRow>;
-  private readonly deleteHeld: Statement<[string, string]>;
-
-  constructor(db: Database) {
-    // Taken when free, renewed by its holder, taken over once expired: one statement, in a write transaction.
-    const take = db.prepare<[string, string, number, number]>(
-      `INSERT INTO leases (name, holder, expires) VALUES (?, ?, ?)
-       ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires = excluded.expires
-       WHERE leases.holder = excluded.holder OR leases.expires <= ?`,
-    );
-    const selectOne = db.prepare<[string], LeaseRow>('SELECT name, holder, expires FROM leases WHERE name = ?');
-    this.acquireTx = db.transaction((name: string, holder: string, expires: number, now: number) => {
-      take.run(name, holder, expires, now);
-      return selectOne.get(name) as LeaseRow;
-    });
-    this.deleteHeld = db.prepare('DELETE FROM leases WHERE name = ? AND holder = ?');
-  }
-
-  acquire(name: string, holder: string, ttlMs: number, now: string): Promise<Lease> {
-    return settle(() => {
-      const expires = leaseExpiry(now, ttlMs);
-      const row = this.acquireTx.immediate(name, holder, expires, expires - ttlMs);
-      return { name: row.name, holder: row.holder, expires: new Date(row.expires).toISOString() };
-    });
-  }
-
-  release(name: string, holder: string): Promise<void> {
-    return settle(() => {
-      this.deleteHeld.run(name, holder);
     });
   }
 }

@@ -391,7 +391,7 @@ const MIGRATIONS: readonly Migration[] = [
   ALTER TABLE history_v15 RENAME TO history;
   CREATE UNIQUE INDEX history_by_object ON history (orow, last);
   `,
-  // Version 16: instructions, the engine's state for them, and store leases (instruction-store.ts; self-contained, and
+  // Version 16: instructions and the engine's state for them (instruction-store.ts; self-contained, and
   // IF NOT EXISTS: a file taken back to an older version to test a migration keeps these tables).
   `
   CREATE TABLE IF NOT EXISTS instructions (
@@ -427,11 +427,6 @@ const MIGRATIONS: readonly Migration[] = [
   );
   CREATE INDEX IF NOT EXISTS instruction_pending_by_realm ON instruction_pending (realm);
   CREATE INDEX IF NOT EXISTS instruction_pending_by_instruction ON instruction_pending (realm, instruction);
-  CREATE TABLE IF NOT EXISTS leases (
-    name    TEXT PRIMARY KEY NOT NULL,
-    holder  TEXT NOT NULL,
-    expires INTEGER NOT NULL
-  );
   `,
 ];
 

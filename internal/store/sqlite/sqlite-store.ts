@@ -18,12 +18,13 @@ import { instructionLeaseName } from '../../domain/instruction-update.js';
 import { applyRealmPatch } from '../../domain/realm-entity.js';
 import { splitRealmKey } from '../../domain/realm-key.js';
 import type { Area, AreaChange, AreaCreate, AreaPatch, Realm, RealmPatch, RealmSettings, TokenRecord } from '../../domain/types.js';
-import type { AreaListQuery, AreaStore, InstructionStore, LeaseStore, Page, RealmStore, SigningKeyStore, Store, TenantStore, TokenStore } from '../port.js';
+import type { AreaListQuery, AreaStore, InstructionStore, Page, RealmStore, SigningKeyStore, Store, TenantStore, TokenStore } from '../port.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Checkpointer } from './checkpointer.js';
-import { DELETE_REALM_INSTRUCTIONS_SQL, SqliteInstructionStore, SqliteLeaseStore } from './instruction-store.js';
+import { DELETE_REALM_INSTRUCTIONS_SQL, SqliteInstructionStore } from './instruction-store.js';
+import { leaseFilePath, SqliteLeaseStore } from './lease-file.js';
 import { SqliteObjectStore, pageStart, toPage, type ObjectStoreOptions } from './object-store.js';
 import { purgeRealmIndexes } from './realm-purge.js';
 import { areaFromRow, realmFromRow, tokenFromRow, type AreaRow, type RealmRow, type TokenRow } from './rows.js';
@@ -65,7 +66,6 @@ class SqliteRealmStore implements RealmStore {
       'DELETE FROM tokens WHERE realm = ?',
       ...DELETE_REALM_INSTRUCTIONS_SQL,
     ].map((sql) => db.prepare<[string]>(sql));
-    const deleteLease = db.prepare<[string]>('DELETE FROM leases WHERE name = ?');
     const deleteRealm = db.prepare<[string]>('DELETE FROM realms WHERE id = ?');
     // A realm-bound signing key goes with its realm, as its tokens do.
     const deleteBoundKeys = db.prepare<[string, string]>('DELETE FROM signing_keys WHERE tenant = ? AND realm = ?');
@@ -93,7 +93,6 @@ class SqliteRealmStore implements RealmStore {
       // The realm's index entries first (in bulk), then its rows (the delete trigger then skips them).
       const queued = purgeRealmIndexes(db, this.indexer, id);
       for (const statement of deleteRealmData) statement.run(id);
-      deleteLease.run(instructionLeaseName(id));
       const { tenant, name } = splitRealmKey(id);
       deleteBoundKeys.run(tenant, name);
       return { existed: deleteRealm.run(id).changes > 0, queued };
@@ -267,7 +266,7 @@ export class SqliteStore implements Store {
   readonly objects: SqliteObjectStore;
   readonly areas: AreaStore;
   readonly instructions: InstructionStore;
-  readonly leases: LeaseStore;
+  readonly leases: SqliteLeaseStore;
   private readonly db: Db;
   private readonly pingStatement: Statement<[], unknown>;
   /** WAL checkpoints on a worker thread. */
@@ -289,9 +288,13 @@ export class SqliteStore implements Store {
     this.shared = options.ownership === 'shared';
     const file = this.scratch === null ? path : join(this.scratch, 'locus.db');
     const db = new Database(file);
+    let leases: SqliteLeaseStore | null = null;
     try {
       configure(db);
       migrate(db);
+      const leaseFile = new SqliteLeaseStore(leaseFilePath(file));
+      leases = leaseFile;
+      this.leases = leaseFile;
       this.indexer = new SearchIndexer(db, file, options.onIndexerError, options.indexerBacklog);
       const objects = new SqliteObjectStore(db, this.indexer, options);
       this.objects = objects;
@@ -300,18 +303,22 @@ export class SqliteStore implements Store {
         db,
         this.indexer,
         () => objects.flushWrites(),
-        (realm) => objects.forgetRealm(realm),
+        (realm) => {
+          objects.forgetRealm(realm);
+          // Its instructions went in the delete's transaction; its lease is in a file of its own (lease-file.ts).
+          leaseFile.remove(instructionLeaseName(realm));
+        },
       );
       this.areas = new SqliteAreaStore(db);
       this.signingKeys = new SqliteSigningKeyStore(db);
       this.tenants = new SqliteTenantStore(db);
       this.instructions = new SqliteInstructionStore(db);
-      this.leases = new SqliteLeaseStore(db);
       this.pingStatement = db.prepare('SELECT 1');
       this.checkpointer = new Checkpointer(db, file);
       // The spatial index of every realm, built in the background (location-index.ts).
       void objects.locations.warm();
     } catch (err) {
+      leases?.close();
       db.close();
       if (this.scratch !== null) rmSync(this.scratch, { recursive: true, force: true });
       throw err;
@@ -339,6 +346,7 @@ export class SqliteStore implements Store {
         this.db.pragma(this.shared ? 'wal_checkpoint(PASSIVE)' : 'wal_checkpoint(TRUNCATE)');
       } finally {
         this.db.close();
+        this.leases.close();
         if (this.scratch !== null) rmSync(this.scratch, { recursive: true, force: true });
       }
     });
