@@ -15,6 +15,7 @@ import { systemClock, type Clock } from './service/clock.js';
 import { HistoryRetention } from './service/history-retention.js';
 import type { PresenceRegistry } from './service/presence-registry.js';
 import type { PubSub } from './service/pubsub.js';
+import type { InstructionRuntime } from './instructions/engine/instruction-runtime.js';
 import type { IssuedToken, RealmService } from './service/realms.js';
 import type { TenantService } from './service/tenants.js';
 import { startListeners } from './startup/listeners.js';
@@ -42,6 +43,8 @@ export interface RunningServer {
   readonly presence: PresenceRegistry;
   /** The demo realm's token when this start created it. */
   readonly demoToken: IssuedToken | null;
+  /** The instruction engine of this process (its leases, its realms' engines). */
+  readonly instructions: InstructionRuntime;
   /** The process's metrics (GET /metrics); null while LOCUS_METRICS is false. */
   readonly metrics: ServerMetrics | null;
   /** Open v1 WebSocket and TCP connections, and events dropped for slow consumers. */
@@ -101,7 +104,16 @@ export async function start(config: Config, options: StartOptions = {}): Promise
   });
   // The services see the store and the bus through the metrics' decorators, when there are
   // metrics (around the tracing ones, when tracing is on).
-  const services = buildServices(config, metrics?.store(store) ?? store, metrics?.bus(bus) ?? bus, clock, logger, tracing, metrics?.changes);
+  const services = buildServices(
+    config,
+    metrics?.store(store) ?? store,
+    metrics?.bus(bus) ?? bus,
+    clock,
+    logger,
+    tracing,
+    metrics?.changes,
+    metrics === null ? null : { registry: metrics.registry, observer: metrics.instructions },
+  );
   const demoToken = config.demoRealm ? await services.realms.ensureDemo() : null;
   const v1 = buildV1(config, services, build, logger, metrics);
   let listeners;
@@ -109,6 +121,7 @@ export async function start(config: Config, options: StartOptions = {}): Promise
     listeners = await startListeners(config, services, v1, build, logger, metrics?.rest ?? null);
   } catch (err) {
     services.control.close();
+    await services.delivery.close();
     await bus.close();
     await store.close();
     await ownTracing?.close();
@@ -116,6 +129,8 @@ export async function start(config: Config, options: StartOptions = {}): Promise
   }
   logger.info({ httpUrl: listeners.httpUrl, tcpPort: listeners.tcp.port, store: config.store.replace(/\/\/[^@]*@/, '//***@') }, 'locus listening');
   warnAboutNodeOptions(logger);
+  // Takes the instruction leases it can get and evaluates those realms' instructions.
+  services.instructionRuntime.start();
   // Deletes fixes older than each realm's historyRetentionDays: now, then hourly.
   const retention = new HistoryRetention(services.store, clock, { logger });
   retention.start();
@@ -128,6 +143,7 @@ export async function start(config: Config, options: StartOptions = {}): Promise
     tenants: services.tenants,
     pubsub: services.pubsub,
     presence: services.presence,
+    instructions: services.instructionRuntime,
     demoToken,
     metrics,
     v1Stats: () => v1.gateway.stats(),

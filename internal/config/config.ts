@@ -79,6 +79,22 @@ export interface Config {
   instructionMaxSourceChars: number;
   /** Most instructions one realm holds. */
   instructionMaxPerRealm: number;
+  /** This process's name in instruction leases (docs/instructions.md "How instructions run"); null: host name, pid and a random suffix. */
+  processId: string | null;
+  /** How long an instruction lease lasts unrenewed: a dead holder's realms are taken over within it. */
+  instructionLeaseTtlMs: number;
+  /** How often a process renews its instruction leases and tries to take free ones. */
+  instructionLeaseRenewMs: number;
+  /** A write made at this instruction depth (or deeper) triggers no instruction. */
+  instructionMaxDepth: number;
+  /** How often the holder re-evaluates every instruction over its realm and fires the differences. */
+  instructionRepairMs: number;
+  /** Evaluation time one change batch may take; a slower batch is logged and counts as a failure of its slowest instruction. */
+  instructionBatchMs: number;
+  /** Consecutive failures (actions or evaluation) after which an instruction is suspended. */
+  instructionMaxFailures: number;
+  /** Entries an instruction's `when` set may hold; more suspends it. */
+  instructionMaxEntries: number;
   /**
    * Addresses, CIDRs and host names sendToUrl may reach although they are loopback, link-local,
    * private or otherwise special (instructions/delivery/address-ranges.ts parseAllowList).
@@ -152,6 +168,14 @@ const settings: Setting[] = [
   { env: 'LOCUS_METRICS_MAX_REALMS', flag: 'metrics-max-realms', key: 'metricsMaxRealms', kind: 'int', def: 100, min: 1 },
   { env: 'LOCUS_INSTRUCTION_MAX_SOURCE_CHARS', flag: 'instruction-max-source-chars', key: 'instructionMaxSourceChars', kind: 'int', def: 10_000, min: 1 },
   { env: 'LOCUS_INSTRUCTION_MAX_PER_REALM', flag: 'instruction-max-per-realm', key: 'instructionMaxPerRealm', kind: 'int', def: 1000, min: 1 },
+  { env: 'LOCUS_PROCESS_ID', flag: 'process-id', key: 'processId', kind: 'optional-string', def: null },
+  { env: 'LOCUS_INSTRUCTION_LEASE_TTL_MS', flag: 'instruction-lease-ttl-ms', key: 'instructionLeaseTtlMs', kind: 'int', def: 10_000, min: 100 },
+  { env: 'LOCUS_INSTRUCTION_LEASE_RENEW_MS', flag: 'instruction-lease-renew-ms', key: 'instructionLeaseRenewMs', kind: 'int', def: 2000, min: 50 },
+  { env: 'LOCUS_INSTRUCTION_MAX_DEPTH', flag: 'instruction-max-depth', key: 'instructionMaxDepth', kind: 'int', def: 8, min: 1 },
+  { env: 'LOCUS_INSTRUCTION_REPAIR_MS', flag: 'instruction-repair-ms', key: 'instructionRepairMs', kind: 'int', def: 60_000, min: 100 },
+  { env: 'LOCUS_INSTRUCTION_BATCH_MS', flag: 'instruction-batch-ms', key: 'instructionBatchMs', kind: 'int', def: 1000, min: 1 },
+  { env: 'LOCUS_INSTRUCTION_MAX_FAILURES', flag: 'instruction-max-failures', key: 'instructionMaxFailures', kind: 'int', def: 5, min: 1 },
+  { env: 'LOCUS_INSTRUCTION_MAX_ENTRIES', flag: 'instruction-max-entries', key: 'instructionMaxEntries', kind: 'int', def: 10_000, min: 1 },
   { env: 'LOCUS_SEND_TO_URL_ALLOW', flag: 'send-to-url-allow', key: 'sendToUrlAllow', kind: 'allow', def: [] },
   { env: 'LOCUS_SEND_TO_URL_TIMEOUT_MS', flag: 'send-to-url-timeout-ms', key: 'sendToUrlTimeoutMs', kind: 'int', def: 5000, min: 1 },
   { env: 'LOCUS_SEND_TO_URL_RETRIES', flag: 'send-to-url-retries', key: 'sendToUrlRetries', kind: 'int', def: 3, min: 0 },
@@ -258,6 +282,12 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[] = [])
   // RFC 6265: a cookie name is an HTTP token.
   if (config.authCookieName !== null && !/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(config.authCookieName)) {
     throw new ConfigError(`LOCUS_AUTH_COOKIE_NAME must be a cookie name (letters, digits and !#$%&'*+-.^_\`|~), got "${config.authCookieName}"`);
+  }
+  // A lease renewed no more often than it expires would lapse between renewals.
+  if (config.instructionLeaseRenewMs * 2 > config.instructionLeaseTtlMs) {
+    throw new ConfigError(
+      `LOCUS_INSTRUCTION_LEASE_RENEW_MS=${config.instructionLeaseRenewMs} must be at most half of LOCUS_INSTRUCTION_LEASE_TTL_MS=${config.instructionLeaseTtlMs}`,
+    );
   }
   if (config.adminToken !== null && config.adminToken.length < 16) {
     throw new ConfigError('LOCUS_ADMIN_TOKEN must be at least 16 characters');

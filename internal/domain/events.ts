@@ -1,15 +1,35 @@
 /**
- * The events of the domain: what a stored change (or a presence change, a realm pub/sub
- * message, a realm change) means to subscribers, and the control messages that tell caches of
- * changes. Plain JSON data: they cross process boundaries unchanged (events/port.ts carries
- * them); the wire forms are the transports' (transport/actions/codec.ts).
+ * The events of the domain: the change records of stored writes, what they mean to
+ * subscribers (area crossings, the `evt` model's events), presence changes, realm pub/sub
+ * messages and realm changes, and the control messages that tell caches of changes. Plain JSON
+ * data: bus events cross process boundaries unchanged (events/port.ts carries them); the wire
+ * forms are the transports' (transport/actions/codec.ts).
  */
 import type { TaskChange } from './task.js';
-import type { Area, ConnectionStatus, RealmData, TrackedObject } from './types.js';
+import type { AreaChange, ConnectionStatus, ObjectChange, RealmData, TrackedObject } from './types.js';
 
 /**
- * An object's current location changed: `object` is the object as stored after the write,
- * `connectionStatus` its presence then (compat 6). Transports build the wire view from both.
+ * A stored write of an object (create, update, delete): its change record as the process that
+ * stored it produced it (old, new, history, time, origin). Every listener of any process
+ * derives what it needs from it: Hivekit subscriptions, the `evt` model, instructions.
+ */
+export interface ObjectChangedEvent {
+  kind: 'object';
+  realm: string;
+  change: ObjectChange;
+}
+
+/** A stored write of an area (create, update, delete): its change record. */
+export interface AreaChangedEvent {
+  kind: 'area';
+  realm: string;
+  change: AreaChange;
+}
+
+/**
+ * `evt` model: an object's current location changed: `object` is the object as stored after
+ * the write, `connectionStatus` its presence then (compat 6). Transports build the wire view
+ * from both.
  */
 export interface LocationEvent {
   kind: 'loc';
@@ -18,7 +38,10 @@ export interface LocationEvent {
   connectionStatus: ConnectionStatus;
 }
 
-/** An object entered or left an area (`time`: the time of the fix that did it). */
+/**
+ * An object entered or left an area (`time`: the time of the fix that did it): the geofence
+ * engine's output, on the bus like the change records.
+ */
 export interface AreaCrossingEvent {
   kind: 'ent' | 'exi';
   realm: string;
@@ -27,33 +50,18 @@ export interface AreaCrossingEvent {
   time: string;
 }
 
+/** `evt` model: an object was deleted. */
 export interface ObjectDeletedEvent {
   kind: 'del';
   realm: string;
   object: string;
 }
 
+/** `evt` model: an area was deleted. */
 export interface AreaDeletedEvent {
   kind: 'del';
   realm: string;
   area: string;
-}
-
-/**
- * Any write of an object (create, update, set, bulk entry): the object as stored after it.
- * Feeds Hivekit subscriptions (membership is decided where they live, from this record).
- */
-export interface ObjectWrittenEvent {
-  kind: 'obj';
-  realm: string;
-  object: TrackedObject;
-}
-
-/** An area was created or changed: the area as stored after it. */
-export interface AreaWrittenEvent {
-  kind: 'are';
-  realm: string;
-  area: Area;
 }
 
 /** A presence change (compat section 6): the object's connectionStatus is now `status`. */
@@ -98,14 +106,11 @@ export interface TaskChangedEvent {
   change: TaskChange;
 }
 
-/** What subscribers receive. */
+/** What travels on a realm's channel of the bus. */
 export type LocusEvent =
-  | LocationEvent
+  | ObjectChangedEvent
+  | AreaChangedEvent
   | AreaCrossingEvent
-  | ObjectDeletedEvent
-  | AreaDeletedEvent
-  | ObjectWrittenEvent
-  | AreaWrittenEvent
   | PresenceEvent
   | PublishedEvent
   | InstructionChangedEvent
@@ -128,6 +133,12 @@ export interface RealmChangedEvent {
 }
 
 export type EventKind = LocusEvent['kind'];
+
+/**
+ * What the `evt` model's subscriptions (service/subscriptions.ts) deliver: derived from the
+ * change records and crossings where they are delivered.
+ */
+export type SubscriptionEvent = LocationEvent | AreaCrossingEvent | ObjectDeletedEvent | AreaDeletedEvent;
 
 /**
  * A control message: a change that other processes' caches must hear of, published on

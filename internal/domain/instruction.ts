@@ -43,6 +43,11 @@ export interface PendingAction {
   created: string;
   /** Delivery attempts so far (sendToUrl). */
   attempts: number;
+  /**
+   * The depth its writes carry (ChangeOrigin.depth): one more than that of the change that
+   * caused it (a client's change is depth 0). Absent: 1.
+   */
+  depth?: number;
 }
 
 /** One instruction's membership change, applied atomically with the pending actions it causes. */

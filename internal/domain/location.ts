@@ -66,3 +66,19 @@ export function parseLocation(value: unknown, now: string, where: string): Locat
   location.time = time === undefined ? now : normalizeTime(time, where === '' ? 'time' : `${where}.time`, 'invalid_location');
   return location as Location;
 }
+
+/** True when both are absent or both describe the same fix. */
+export function sameLocation(a: Location | null, b: Location | null): boolean {
+  if (a === b) return true;
+  if (a === null || b === null) return false;
+  return (
+    a.longitude === b.longitude &&
+    a.latitude === b.latitude &&
+    a.time === b.time &&
+    a.altitude === b.altitude &&
+    a.speed === b.speed &&
+    a.heading === b.heading &&
+    a.accuracy === b.accuracy &&
+    a.altitudeAccuracy === b.altitudeAccuracy
+  );
+}

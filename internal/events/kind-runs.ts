@@ -1,14 +1,14 @@
 /**
  * How the NATS bus cuts one publish call's events into messages: one message per kind
- * (subject `locus.<realm>.evt.<kind>`), not one per event. The write path interleaves kinds
- * (`obj a, loc a, obj b, loc b, exi b, ent b, …`), so runs of consecutive events of one kind
- * would be one event each; instead the events are gathered by kind and the kinds sent in a
- * fixed order (obj, loc, exi, ent, del, are, cst, pub: the order of one object's events in
- * a write). That reorders events of different objects past each other, never two events of
+ * (subject `locus.<realm>.evt.<kind>`), not one per event. A publish call may interleave kinds
+ * (`exi a, ent a, exi b, ent b, …`: the geofence engine's crossings), so runs of consecutive
+ * events of one kind would be one event each; instead the events are gathered by kind and the
+ * kinds sent in a fixed order (object, exi, ent, area, cst, pub, …: the order of one object's
+ * events). That reorders events of different objects past each other, never two events of
  * the same object (or area, or pub/sub id): when an event would have to go before an earlier
  * event of its key that sits in a later kind, the set gathered so far is sent first and a new
- * set begins. So every subscriber still sees each object's events in publish order, and a
- * bulk write of N objects travels in at most four messages.
+ * set begins. So every subscriber still sees each object's events in publish order; a bulk
+ * write of N objects travels as one message of change records, and its crossings in at most two.
  */
 import type { LocusEvent } from './port.js';
 
@@ -20,19 +20,16 @@ export interface KindRun {
 /** What an event's order is kept with: its object (or pub/sub id), or its area. */
 function keyOf(event: LocusEvent): string {
   switch (event.kind) {
-    case 'loc':
-    case 'obj':
-      return `o${event.object.id}`;
+    case 'object':
+      return `o${event.change.id}`;
     case 'ent':
     case 'exi':
     case 'cst':
       return `o${event.object}`;
     case 'pub':
       return `o${event.idp}`;
-    case 'are':
-      return `a${event.area.id}`;
-    case 'del':
-      return 'object' in event ? `o${event.object}` : `a${event.area}`;
+    case 'area':
+      return `a${event.change.id}`;
     case 'ins':
       return `i${event.id}`;
     case 'log':
@@ -43,7 +40,7 @@ function keyOf(event: LocusEvent): string {
 }
 
 /** Send order of the kinds. */
-const rank: Record<LocusEvent['kind'], number> = { obj: 0, loc: 1, exi: 2, ent: 3, del: 4, are: 5, cst: 6, pub: 7, ins: 8, log: 9, tsk: 10 };
+const rank: Record<LocusEvent['kind'], number> = { object: 0, exi: 1, ent: 2, area: 3, cst: 4, pub: 5, ins: 6, log: 7, tsk: 8 };
 const kinds = Object.keys(rank) as LocusEvent['kind'][];
 
 /** The events in runs of one kind each, in the order to send them; see the module comment. */

@@ -2,6 +2,8 @@
  * The in-process event bus (`LOCUS_BUS=local`): embedded mode, one process. Publishing
  * only appends to a queue; the queue is delivered on the next turn of the event loop,
  * in publish order, so a writer never waits for subscribers and its reply goes out first.
+ * A publish that joins an earlier one still queued (EventPublishOptions: a write's crossings
+ * after its change records) is appended to that one's message.
  */
 import type { BusTracing } from './bus-tracing.js';
 import type {
@@ -10,6 +12,7 @@ import type {
   ControlMessage,
   EventBus,
   LocusEvent,
+  EventPublishOptions,
   PresenceMessage,
   RealmChangedEvent,
   RealmMessage,
@@ -26,6 +29,24 @@ type Handler = (message: ChannelMessage) => void;
 const tenantChannel = (tenant: string): string => `\u0000tenant:${tenant}`;
 const controlChannel = '\u0000control';
 
+/**
+ * A message waiting for the next turn. `trace`: the trace context captured at publish
+ * (undefined while tracing is off); `at`: when a realm's events were published (epochMs()),
+ * while delivery is timed, else 0.
+ */
+interface Queued {
+  realm: string;
+  message: ChannelMessage;
+  trace: unknown;
+  at: number;
+}
+
+/** Events that other publishes may join: the message's array, copied once the first joins (the publisher's is never changed). */
+interface Joinable {
+  entry: Queued;
+  owned: LocusEvent[] | null;
+}
+
 /** Milliseconds since the epoch, below a millisecond: comparable between the processes of one host. */
 export function epochMs(): number {
   return performance.timeOrigin + performance.now();
@@ -40,11 +61,9 @@ export interface LocalBusOptions {
 
 export class LocalEventBus implements EventBus {
   private readonly handlers = new Map<string, Set<Handler>>();
-  /**
-   * `trace`: the trace context captured at publish (undefined while tracing is off); `at`: when
-   * a realm's events were published (epochMs()), while delivery is timed; else 0.
-   */
-  private queue: { realm: string; message: ChannelMessage; trace: unknown; at: number }[] = [];
+  private queue: Queued[] = [];
+  /** The queued publishes named by `as`, until the queue is delivered. */
+  private joinable = new Map<object, Joinable>();
   private scheduled: NodeJS.Immediate | null = null;
   private idle: (() => void) | null = null;
 
@@ -59,8 +78,19 @@ export class LocalEventBus implements EventBus {
     private readonly options: LocalBusOptions = {},
   ) {}
 
-  publish(realm: string, events: readonly LocusEvent[]): void {
-    if (events.length > 0) this.enqueue(realm, { kind: 'events', events }, this.options.onDelivered === undefined ? 0 : epochMs());
+  publish(realm: string, events: readonly LocusEvent[], options?: EventPublishOptions): void {
+    if (events.length === 0) return;
+    const target = options?.join === undefined ? undefined : this.joinable.get(options.join);
+    if (target !== undefined && target.entry.realm === realm && target.entry.message.kind === 'events') {
+      if (target.owned === null) {
+        target.owned = [...target.entry.message.events];
+        target.entry.message = { kind: 'events', events: target.owned };
+      }
+      for (const event of events) target.owned.push(event);
+      return;
+    }
+    const entry = this.enqueue(realm, { kind: 'events', events }, this.options.onDelivered === undefined ? 0 : epochMs());
+    if (entry !== null && options?.as !== undefined) this.joinable.set(options.as, { entry, owned: null });
   }
 
   /** Events published elsewhere at `publishedAt` (epochMs(); 0: unknown), delivered here (the NATS bus). */
@@ -145,16 +175,20 @@ export class LocalEventBus implements EventBus {
     });
   }
 
-  private enqueue(realm: string, message: ChannelMessage, at = 0): void {
+  /** The entry queued; null when nobody here listens to the realm. */
+  private enqueue(realm: string, message: ChannelMessage, at = 0): Queued | null {
     // Nobody listens to this realm here: nothing to deliver (a NATS adapter would still publish).
-    if (!this.handlers.has(realm)) return;
-    this.queue.push({ realm, message, trace: this.options.tracing?.capture(), at });
+    if (!this.handlers.has(realm)) return null;
+    const entry: Queued = { realm, message, trace: this.options.tracing?.capture(), at };
+    this.queue.push(entry);
     this.scheduled ??= setImmediate(() => this.drain());
+    return entry;
   }
 
   private drain(): void {
     const batch = this.queue;
     this.queue = [];
+    if (this.joinable.size > 0) this.joinable = new Map();
     this.scheduled = null;
     const { tracing, onDelivered } = this.options;
     // One clock reading for the batch: it is delivered in this turn, within microseconds.

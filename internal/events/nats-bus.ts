@@ -53,6 +53,7 @@ import {
   type ControlMessage,
   type EventBus,
   type LocusEvent,
+  type EventPublishOptions,
   type PresenceMessage,
   type RealmChangedEvent,
   type RealmMessage,
@@ -179,9 +180,9 @@ export class NatsBus implements EventBus {
 
   // ---- publishing ----
 
-  publish(realm: string, events: readonly LocusEvent[]): void {
+  publish(realm: string, events: readonly LocusEvent[], options?: EventPublishOptions): void {
     if (events.length === 0) return;
-    this.local.publish(realm, events);
+    this.local.publish(realm, events, options);
     const prefix = `locus.${this.token(realm)}.evt.`;
     for (const run of kindRuns(events)) this.sendEvents(prefix + run.kind, run.events);
   }

@@ -1,6 +1,7 @@
 /**
- * The event bus port: how geofence and change events travel from the process that
- * stored a write to every process that serves subscribers. The in-process adapter
+ * The event bus port: how change records and the events derived from them (geofence
+ * crossings, presence, pub/sub) travel from the process that stored a write to every process
+ * that serves subscribers. The in-process adapter
  * (`local-bus.ts`) serves embedded mode; a NATS adapter (cluster mode) maps each realm
  * to its own subjects, `locus.<realm>.evt.<kind>`, so that a subscriber only ever
  * receives its own realm's events and NATS permissions can be set per realm.
@@ -11,15 +12,12 @@ import type { ControlMessage, LocusEvent, RealmChangedEvent } from '../domain/ev
 
 // The event types are the domain's (domain/events.ts); re-exported for the adapters.
 export type {
+  AreaChangedEvent,
   AreaCrossingEvent,
-  AreaDeletedEvent,
-  AreaWrittenEvent,
   ControlMessage,
   EventKind,
-  LocationEvent,
   LocusEvent,
-  ObjectDeletedEvent,
-  ObjectWrittenEvent,
+  ObjectChangedEvent,
   PresenceEvent,
   PublishedEvent,
   RealmChangedEvent,
@@ -55,12 +53,26 @@ export interface BusSubscription {
   unsubscribe(): void;
 }
 
+/**
+ * How a publish relates to another of the same realm: a write's change records are published
+ * `as` the write's change list, and the crossings they cause, published later by another
+ * listener, `join` it. While the records still wait for delivery in this process, the crossings
+ * are delivered in the same message, right after them (one frame to an `evt` subscriber, as
+ * when one publish carried both); else, and in other processes, they go as any publish.
+ */
+export interface EventPublishOptions {
+  /** A key (compared by identity) that a later publish may `join`. */
+  as?: object;
+  /** The key of the earlier publish to deliver these events with. */
+  join?: object;
+}
+
 export interface EventBus {
   /**
    * Publishes a realm's events, in order. Never blocks the caller: delivery is
    * asynchronous, so a write's reply is written before the events it causes.
    */
-  publish(realm: string, events: readonly LocusEvent[]): void;
+  publish(realm: string, events: readonly LocusEvent[], options?: EventPublishOptions): void;
   /** Tells every subscriber of the realm that it was deleted. */
   publishRealmDeleted(realm: string): void;
   /** Receives every message of one realm (`locus.<realm>.>`), in publish order. */

@@ -1,32 +1,32 @@
 /**
- * Turns change records into events: the services call it after every stored write
- * (it is their ChangeListener), it keeps one AreaIndex per realm current and publishes
- * `loc`, `exi`, `ent` and `del` on the event bus (the `evt` model), plus the Hivekit kinds:
- * `obj` for every object write (the object as stored after it) and `are` for every area
- * create or update (the area as stored after it), which feed Hivekit subscriptions
- * (service/live). An object write costs one extra small event object; nothing is copied.
+ * Geofencing: a listener of the change stream (services call it after every stored write)
+ * that keeps one AreaIndex per realm current and publishes the area crossings the object
+ * changes make, `exi` and `ent`, on the event bus. Nothing else: the change records travel
+ * through their own listener (service/change-publisher.ts), registered before this one; a
+ * write's crossings join the publish of its records (EventPublishOptions), so that a subscriber
+ * of this process gets both in one message while the records have not gone out yet (as when a
+ * realm's areas load: the records go first, and the crossings follow the load).
  *
  * Containment is computed from the change record alone: the areas holding the old
  * current location against those holding the new one. Nothing is re-read and no
- * per-object membership is kept, so reshaping or creating an area raises no event by
+ * per-object membership is kept, so reshaping or creating an area raises no crossing by
  * itself, and an older fix (which leaves the current location as it was) raises none.
  *
- * A realm's areas are loaded on its first change. Until the load completes, that realm's
- * changes wait in a queue, in order; the index is then rewound to the moment loading
- * began (every area touched meanwhile starts from the `old` side of its first queued
- * change) and the queue is replayed, so each change meets the areas as they were when
- * it was written.
+ * A realm's areas are loaded on its first object change. Until the load completes, that
+ * realm's changes wait in a queue, in order; the index is then rewound to the moment loading
+ * began (every area touched meanwhile starts from the `old` side of its first queued change)
+ * and the queue is replayed, so each change meets the areas as they were when it was written.
  *
  * The index is told when to go, not guessed: a control message `areas.changed` (or
  * `realm.changed`: the realm may have been deleted and made again) from any process drops the
  * realm's index, and the next change loads it again; a load under way starts over. When the
  * bus may have lost such messages (a reconnect after an outage), every realm's index goes.
  */
-import type { Area, AreaChange, Location, ObjectChange } from '../domain/types.js';
-import type { ControlMessage, LocusEvent } from '../domain/events.js';
+import type { AreaCrossingEvent, ControlMessage } from '../domain/events.js';
+import { sameLocation } from '../domain/location.js';
+import type { Area, AreaChange, ObjectChange } from '../domain/types.js';
 import type { EventBus } from '../events/port.js';
 import type { ChangeListener } from '../service/changes.js';
-import { noPresence, type PresenceLookup } from '../service/presence-port.js';
 import type { AreaStore } from '../store/port.js';
 import { AreaIndex } from './area-index.js';
 
@@ -41,48 +41,28 @@ type RealmState = { status: 'ready'; index: AreaIndex } | Loading;
 
 const loadPageSize = 1000;
 
-/** True when both are absent or both describe the same fix. */
-export function sameLocation(a: Location | null, b: Location | null): boolean {
-  if (a === b) return true;
-  if (a === null || b === null) return false;
-  return (
-    a.longitude === b.longitude &&
-    a.latitude === b.latitude &&
-    a.time === b.time &&
-    a.altitude === b.altitude &&
-    a.speed === b.speed &&
-    a.heading === b.heading &&
-    a.accuracy === b.accuracy &&
-    a.altitudeAccuracy === b.altitudeAccuracy
-  );
-}
 
-/** The events of one object change, in the order subscribers get them: loc, exits, enters. */
-export function eventsOf(change: ObjectChange, index: AreaIndex, presence: PresenceLookup = noPresence): LocusEvent[] {
-  const { realm } = change;
-  if (change.new === null) return change.old === null ? [] : [{ kind: 'del', realm, object: change.id }];
+/** The crossings of one object change, in the order subscribers get them: exits, then enters. */
+export function crossingsOf(change: ObjectChange, index: AreaIndex, out: AreaCrossingEvent[] = []): AreaCrossingEvent[] {
+  if (change.new === null) return out;
   const before = change.old?.location ?? null;
   const after = change.new.location;
-  if (after === null || sameLocation(before, after)) return [];
-  const obj = change.new;
-  // connectionStatus is presence's (compat 6): a fix alone does not make the object `con`.
-  // The object as stored: the wire view is built where the event goes to the wire.
-  const events: LocusEvent[] = [{ kind: 'loc', realm, object: obj, connectionStatus: presence.statusOf(realm, obj.id) }];
+  if (after === null || sameLocation(before, after)) return out;
   const wasIn = before === null ? noAreas : index.containing(before.longitude, before.latitude);
   const isIn = index.containing(after.longitude, after.latitude);
   // Both lists are in id order: exits are the areas of wasIn missing from isIn, enters
   // the reverse, each found by one walk of the two lists (no sets: a location update
   // allocates what its events need and little else).
-  pushCrossings(events, 'exi', wasIn, isIn, realm, obj.id, after.time);
-  pushCrossings(events, 'ent', isIn, wasIn, realm, obj.id, after.time);
-  return events;
+  pushCrossings(out, 'exi', wasIn, isIn, change.realm, change.id, after.time);
+  pushCrossings(out, 'ent', isIn, wasIn, change.realm, change.id, after.time);
+  return out;
 }
 
 const noAreas: readonly string[] = [];
 
 /** Adds a `kind` event for each area of `from` that `other` lacks; both sorted (code unit order). */
 function pushCrossings(
-  events: LocusEvent[],
+  events: AreaCrossingEvent[],
   kind: 'ent' | 'exi',
   from: readonly string[],
   other: readonly string[],
@@ -103,23 +83,33 @@ export class GeofenceEngine implements ChangeListener {
 
   constructor(
     private readonly areas: Pick<AreaStore, 'list'>,
-    private readonly bus: EventBus,
+    private readonly bus: Pick<EventBus, 'publish'>,
     private readonly onError: (err: unknown, realm: string) => void = () => undefined,
-    /** Where the connectionStatus of `loc` events comes from. */
-    private readonly presence: PresenceLookup = noPresence,
   ) {}
 
   objectsChanged(realm: string, changes: readonly ObjectChange[]): void {
-    this.submit(realm, { kind: 'objects', changes });
+    const state = this.realms.get(realm);
+    if (state === undefined) {
+      const loading: Loading = { status: 'loading', pending: [{ kind: 'objects', changes }] };
+      this.realms.set(realm, loading);
+      void this.load(realm, loading);
+    } else if (state.status === 'loading') {
+      state.pending.push({ kind: 'objects', changes });
+    } else {
+      this.publishCrossings(realm, state.index, changes);
+    }
   }
 
+  /** Keeps a held index current; a realm not held reads the change with its areas when it loads. */
   areaChanged(realm: string, change: AreaChange): void {
-    this.submit(realm, { kind: 'area', change });
+    const state = this.realms.get(realm);
+    if (state === undefined) return;
+    if (state.status === 'loading') state.pending.push({ kind: 'area', change });
+    else applyArea(state.index, change);
   }
 
   realmDeleted(realm: string): void {
     this.realms.delete(realm);
-    this.bus.publishRealmDeleted(realm);
   }
 
   /** A control message: drops the index of the realm whose areas (or the realm itself) changed. */
@@ -152,59 +142,33 @@ export class GeofenceEngine implements ChangeListener {
     return state?.status === 'ready' ? state.index.size : null;
   }
 
-  private submit(realm: string, work: Pending): void {
-    const state = this.realms.get(realm);
-    if (state === undefined) {
-      const loading: Loading = { status: 'loading', pending: [work] };
-      this.realms.set(realm, loading);
-      void this.load(realm, loading);
-    } else if (state.status === 'loading') {
-      state.pending.push(work);
-    } else {
-      this.apply(realm, state.index, work);
-    }
-  }
-
-  private apply(realm: string, index: AreaIndex, work: Pending): void {
-    if (work.kind === 'area') {
-      const { change } = work;
-      if (change.new === null) {
-        index.remove(change.id);
-        this.bus.publish(realm, [{ kind: 'del', realm, area: change.id }]);
-        return;
-      }
-      if (change.old?.shape !== change.new.shape) index.put(change.new);
-      this.bus.publish(realm, [{ kind: 'are', realm, area: change.new }]);
-      return;
-    }
-    const events: LocusEvent[] = [];
-    for (const change of work.changes) {
-      // `obj` first: a Hivekit subscription sees the write before the evt model's events of it.
-      if (change.new !== null) events.push({ kind: 'obj', realm, object: change.new });
-      const legacy = eventsOf(change, index, this.presence);
-      for (let i = 0; i < legacy.length; i++) events.push(legacy[i] as LocusEvent);
-    }
-    if (events.length > 0) this.bus.publish(realm, events);
+  /** The crossings join the publish of their change records (ChangePublisher: `as` the same list). */
+  private publishCrossings(realm: string, index: AreaIndex, changes: readonly ObjectChange[]): void {
+    if (index.size === 0) return;
+    const events: AreaCrossingEvent[] = [];
+    for (const change of changes) crossingsOf(change, index, events);
+    if (events.length > 0) this.bus.publish(realm, events, { join: changes });
   }
 
   private async load(realm: string, state: Loading): Promise<void> {
-    let index: AreaIndex;
-    let loaded = true;
+    let areas: Area[];
     try {
-      index = AreaIndex.of(await this.listAll(realm));
+      areas = await this.listAll(realm);
     } catch (err) {
       this.onError(err, realm);
-      // Without areas the queued changes still yield loc and del events; the next change retries.
-      index = new AreaIndex();
-      loaded = false;
+      // Without areas the queued changes cross nothing; the next change tries again.
+      if (this.realms.get(realm) === state) this.realms.delete(realm);
+      return;
     }
     // The realm was deleted while loading (and maybe made again): this load's work goes with it.
     if (this.realms.get(realm) !== state) return;
+    const index = AreaIndex.of(areas);
     rewind(index, state.pending);
-    const ready: RealmState = { status: 'ready', index };
-    this.realms.set(realm, ready);
-    for (const work of state.pending) this.apply(realm, index, work);
-    if (!loaded) this.realms.delete(realm);
+    this.realms.set(realm, { status: 'ready', index });
+    for (const work of state.pending) {
+      if (work.kind === 'area') applyArea(index, work.change);
+      else this.publishCrossings(realm, index, work.changes);
+    }
   }
 
   private async listAll(realm: string): Promise<Area[]> {
@@ -217,6 +181,11 @@ export class GeofenceEngine implements ChangeListener {
     } while (cursor !== undefined);
     return all;
   }
+}
+
+function applyArea(index: AreaIndex, change: AreaChange): void {
+  if (change.new === null) index.remove(change.id);
+  else if (change.old?.shape !== change.new.shape) index.put(change.new);
 }
 
 /** Sets every area that queued changes touch back to its state before the first of them. */

@@ -3,7 +3,7 @@ import type { IdFilter } from '../auth/rights.js';
 import { parseAreaCreate, parseAreaPatch, type AreaCreateRules } from '../domain/area-input.js';
 import { parseId } from '../domain/ids.js';
 import { parsePageQuery, rejectUnknownParams } from '../domain/list-query.js';
-import type { AreaChange, Realm } from '../domain/types.js';
+import type { AreaChange, ChangeOrigin, Realm } from '../domain/types.js';
 import { notFound } from '../errors.js';
 import type { Store } from '../store/port.js';
 import type { ChangeListener } from './changes.js';
@@ -33,10 +33,11 @@ export class AreaService {
     return change;
   }
 
-  /** Partial update; 404 when missing. */
-  async update(realm: Realm, id: string, body: unknown): Promise<AreaChange> {
+  /** Partial update; 404 when missing. `origin` marks an instruction's write. */
+  async update(realm: Realm, id: string, body: unknown, origin?: ChangeOrigin): Promise<AreaChange> {
     const areaId = parseId(id, 'area');
     const change = await this.store.areas.update(realm.id, areaId, parseAreaPatch(areaId, body, this.limits.maxVertices));
+    if (origin !== undefined) change.origin = origin;
     this.listener.areaChanged(realm.id, change);
     this.control.announce({ kind: 'areas.changed', realm: realm.id });
     return change;
@@ -61,10 +62,12 @@ export class AreaService {
     return { entries: items.map(areaListEntry), next: page.next };
   }
 
-  async delete(realm: Realm, id: string): Promise<AreaChange> {
+  /** `origin` marks an instruction's delete. */
+  async delete(realm: Realm, id: string, origin?: ChangeOrigin): Promise<AreaChange> {
     const areaId = parseId(id, 'area');
     const change = await this.store.areas.delete(realm.id, areaId);
     if (change === null) throw notFound(`area ${areaId} not found`);
+    if (origin !== undefined) change.origin = origin;
     this.listener.areaChanged(realm.id, change);
     this.control.announce({ kind: 'areas.changed', realm: realm.id });
     return change;

@@ -13,7 +13,7 @@ import {
 } from '../domain/list-query.js';
 import { parseBulkBody, parseObjectBody, type FutureLimit } from '../domain/object-input.js';
 import { parseSearchQuery } from '../domain/search.js';
-import type { Location, ObjectChange, ObjectPatch, Realm, TrackedObject } from '../domain/types.js';
+import type { ChangeOrigin, Location, ObjectChange, ObjectPatch, Realm, TrackedObject } from '../domain/types.js';
 import { LocusError, notFound, toLocusError, unknownObject } from '../errors.js';
 import type { HistoryEntry, ObjectListQuery, Page, Store } from '../store/port.js';
 import type { ChangeListener } from './changes.js';
@@ -44,6 +44,8 @@ export interface UpsertOptions {
    * REST body does not carry. Replace the object's; [] clears them.
    */
   tasks?: string[];
+  /** An instruction's write: the changes carry it (domain/types.ts ChangeOrigin); absent: a client's. */
+  origin?: ChangeOrigin;
 }
 
 /** One write of ObjectService.upsertEach: the object's id, its body (REST form), update-only or not, task ids (as UpsertOptions). */
@@ -104,7 +106,7 @@ export class ObjectService {
     const patch = parseObjectBody(body, objectId, now, this.futureLimit(nowMs));
     if (options?.mustExist === true) patch.mustExist = true;
     if (options?.tasks !== undefined) patch.tasks = options.tasks;
-    const changes = await this.write(realm.id, [objectId], [patch], now);
+    const changes = await this.write(realm.id, [objectId], [patch], now, options?.origin);
     const [change] = changes;
     if (change === undefined) {
       if (patch.mustExist === true) throw unknownObject(objectId);
@@ -115,11 +117,13 @@ export class ObjectService {
 
   /**
    * Writes `patches` (of the objects `ids`) once earlier writes of those objects have
-   * settled, then hands the changes to the listener: in write order per object.
+   * settled, then hands the changes to the listener: in write order per object. `origin`
+   * marks the changes of an instruction's write.
    */
-  private write(realm: string, ids: readonly string[], patches: ObjectPatch[], now: string): Promise<ObjectChange[]> {
+  private write(realm: string, ids: readonly string[], patches: ObjectPatch[], now: string, origin?: ChangeOrigin): Promise<ObjectChange[]> {
     return this.order.run(realm, ids, async () => {
       const changes = await this.store.objects.upsertMany(realm, patches, now);
+      if (origin !== undefined) for (const change of changes) change.origin = origin;
       if (changes.length > 0) this.listener.objectsChanged(realm, changes);
       return changes;
     });
@@ -235,12 +239,21 @@ export class ObjectService {
     return page;
   }
 
-  /** Deletes an object; `missing` is the error when it does not exist (v1 says `unknown object <id>`). */
-  async delete(realm: Realm, id: string, missing: (id: string) => LocusError = (objectId) => notFound(`object ${objectId} not found`)): Promise<ObjectChange> {
+  /**
+   * Deletes an object; `missing` is the error when it does not exist (v1 says `unknown object <id>`).
+   * `origin` marks an instruction's delete.
+   */
+  async delete(
+    realm: Realm,
+    id: string,
+    missing: (id: string) => LocusError = (objectId) => notFound(`object ${objectId} not found`),
+    origin?: ChangeOrigin,
+  ): Promise<ObjectChange> {
     const objectId = parseId(id, 'object');
     const now = isoTime(this.clock());
     const change = await this.order.run(realm.id, [objectId], async () => {
       const deleted = await this.store.objects.delete(realm.id, objectId, now);
+      if (deleted !== null && origin !== undefined) deleted.origin = origin;
       if (deleted !== null) this.listener.objectsChanged(realm.id, [deleted]);
       return deleted;
     });

@@ -1,22 +1,26 @@
 /**
  * Live subscriptions (v1 `sub`/`uns`): which connection wants which events of which
  * realm. Each realm with at least one local subscriber holds one subscription on the
- * event bus; its messages are matched against each connection's filters here, so a
- * connection gets an event once however many of its subscriptions match it.
+ * event bus; its messages are turned into this model's events once (subscriptionEventsOf:
+ * `loc` and `del` from the change records, `ent`/`exi` as the geofence engine published them)
+ * and matched against each connection's filters here, so a connection gets an event once
+ * however many of its subscriptions match it.
  *
  * Filters: `objects` passes events about those objects (`loc`, `ent`, `exi`, `del` of
  * an object); `areas` passes only `ent`/`exi` of those areas; given both, both must hold.
  */
 import type { IdFilter } from '../auth/rights.js';
 import { describe, parseIdAt, quote, isJsonObject } from '../domain/ids.js';
+import { sameLocation } from '../domain/location.js';
 import { invalid, LocusError, notFound } from '../errors.js';
-import type { LocusEvent } from '../domain/events.js';
+import type { LocusEvent, SubscriptionEvent } from '../domain/events.js';
 import type { BusSubscription, EventBus, RealmMessage } from '../events/port.js';
+import { noPresence, type PresenceLookup } from './presence-port.js';
 
 /** A receiver of events: one v1 connection. */
 export interface EventSink {
   /** Events of one realm that match at least one of this sink's subscriptions, in order. */
-  deliver(realm: string, events: readonly LocusEvent[]): void;
+  deliver(realm: string, events: readonly SubscriptionEvent[]): void;
   /** The realm was deleted; these subscriptions of the sink have ended. */
   realmDeleted(realm: string, ids: readonly string[]): void;
 }
@@ -32,7 +36,7 @@ export interface SubscriptionFilter {
 }
 
 /** True when every object and area the event names passes `readable`. */
-function readableEvent(readable: IdFilter, event: LocusEvent): boolean {
+function readableEvent(readable: IdFilter, event: SubscriptionEvent): boolean {
   switch (event.kind) {
     case 'loc':
       return readable(event.object.id);
@@ -41,9 +45,42 @@ function readableEvent(readable: IdFilter, event: LocusEvent): boolean {
       return readable(event.object) && readable(event.area);
     case 'del':
       return readable('object' in event ? event.object : event.area);
-    default:
-      return false;
   }
+}
+
+/**
+ * This model's events of a realm's bus message, in order: an object change that moved the
+ * current location gives `loc` (with the object's presence now, compat 6), an object or area
+ * deletion `del`, crossings pass as they are; the rest (writes that left the location, the
+ * Hivekit kinds) gives nothing.
+ */
+export function subscriptionEventsOf(events: readonly LocusEvent[], presence: PresenceLookup): SubscriptionEvent[] {
+  const out: SubscriptionEvent[] = [];
+  for (const event of events) {
+    switch (event.kind) {
+      case 'object': {
+        const { change } = event;
+        const after = change.new;
+        if (after === null) {
+          if (change.old !== null) out.push({ kind: 'del', realm: event.realm, object: change.id });
+        } else if (after.location !== null && !sameLocation(change.old?.location ?? null, after.location)) {
+          // The object as stored: the wire view is built where the event goes to the wire.
+          out.push({ kind: 'loc', realm: event.realm, object: after, connectionStatus: presence.statusOf(event.realm, after.id) });
+        }
+        break;
+      }
+      case 'area':
+        if (event.change.new === null && event.change.old !== null) out.push({ kind: 'del', realm: event.realm, area: event.change.id });
+        break;
+      case 'ent':
+      case 'exi':
+        out.push(event);
+        break;
+      default:
+        break;
+    }
+  }
+  return out;
 }
 
 /** Most subscriptions one connection may hold. */
@@ -71,9 +108,7 @@ export function parseSubscriptionFilter(dat: Record<string, unknown>): Subscript
   return { objects: idList(dat.objects, 'objects'), areas: idList(dat.areas, 'areas') };
 }
 
-export function filterPasses(filter: SubscriptionFilter, event: LocusEvent): boolean {
-  // The Hivekit kinds (obj, are, cst, pub) are for Hivekit subscriptions, not this `evt` model.
-  if (event.kind !== 'loc' && event.kind !== 'ent' && event.kind !== 'exi' && event.kind !== 'del') return false;
+export function filterPasses(filter: SubscriptionFilter, event: SubscriptionEvent): boolean {
   const readable = filter.readable ?? null;
   if (readable !== null && !readableEvent(readable, event)) return false;
   if (filter.areas !== null) {
@@ -92,7 +127,11 @@ export class Subscriptions {
   private readonly realms = new Map<string, RealmSubscribers>();
   private nextId = 1;
 
-  constructor(private readonly bus: EventBus) {}
+  constructor(
+    private readonly bus: EventBus,
+    /** Where the connectionStatus of `loc` events comes from. */
+    private readonly presence: PresenceLookup = noPresence,
+  ) {}
 
   /** Adds a subscription and returns its id. */
   subscribe(sink: EventSink, realm: string, filter: SubscriptionFilter): string {
@@ -161,19 +200,19 @@ export class Subscriptions {
       for (const [sink, own] of subscribers.sinks) sink.realmDeleted(realm, [...own.keys()]);
       return;
     }
+    const events = subscriptionEventsOf(message.events, this.presence);
+    if (events.length === 0) return;
     for (const [sink, own] of subscribers.sinks) {
-      const matched = matching(message.events, own);
+      const matched = matching(events, own);
       if (matched.length > 0) sink.deliver(realm, matched);
     }
   }
 }
 
-/** The evt model's own kinds; the Hivekit kinds (obj, are, cst, pub) are for service/live. */
-const isLegacy = (event: LocusEvent): boolean => event.kind === 'loc' || event.kind === 'ent' || event.kind === 'exi' || event.kind === 'del';
-
-function matching(events: readonly LocusEvent[], filters: ReadonlyMap<string, SubscriptionFilter>): readonly LocusEvent[] {
+function matching(events: readonly SubscriptionEvent[], filters: ReadonlyMap<string, SubscriptionFilter>): readonly SubscriptionEvent[] {
+  // A subscription without filters takes the whole list: the same array for every such sink (codec.ts encodes it once).
   for (const filter of filters.values()) {
-    if (filter.objects === null && filter.areas === null && (filter.readable ?? null) === null) return events.filter(isLegacy);
+    if (filter.objects === null && filter.areas === null && (filter.readable ?? null) === null) return events;
   }
   return events.filter((event) => {
     for (const filter of filters.values()) if (filterPasses(filter, event)) return true;

@@ -1,7 +1,8 @@
 /**
  * Graceful shutdown of a process: stop accepting, let open connections finish within the
- * drain time (then cut them), let presence transitions finish, then close the bus, the
- * history retention and the store.
+ * drain time (then cut them), let presence transitions finish, stop the instruction runtime
+ * (giving its leases back) and the delivery queue, then close the bus, the history retention
+ * and the store.
  */
 import type { Logger } from 'pino';
 import type { HistoryRetention } from '../service/history-retention.js';
@@ -66,6 +67,10 @@ export function shutdownOf(running: Running): () => Promise<void> {
       services.control.close();
       // Other processes drop this one's presence claims at once, not when the lease runs out.
       services.presence.close();
+      // Instruction leases are given back (other processes take the realms over at once);
+      // deliveries under way stay in the outbox for the next holder.
+      await services.instructionRuntime.close().catch((err: unknown) => logger.warn({ err }, 'the instruction runtime did not stop cleanly'));
+      await services.delivery.close();
       await services.bus.close();
       await retention.stop();
       await services.store.close();

@@ -12,8 +12,9 @@
  * engine hands its frame to the connection. Target: p99 ≤ 50 ms beyond the push cycle
  * (20 ms). The first second is not counted.
  *
- * Also: the ingest cost of the `obj` events (geofence engine → bus, no subscriber):
- * objectsChanged of 1,000 changes, with and without the realm being listened to.
+ * Also: the ingest cost of the write path's listeners (change records and crossings onto the
+ * bus, no subscriber): objectsChanged of 1,000 changes, with and without the realm being
+ * listened to.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,11 +22,15 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Principal } from '../../internal/auth/principal.js';
 import { defaultRealmSettings } from '../../internal/domain/realm-settings.js';
+import type { TrackedObject } from '../../internal/domain/types.js';
 import { LocalEventBus } from '../../internal/events/local-bus.js';
 import { GeofenceEngine } from '../../internal/geofence/geofence-engine.js';
+import { ChangePublisher } from '../../internal/service/change-publisher.js';
+import { ChangeStream } from '../../internal/service/changes.js';
 import { defaultCycleMs, LiveSubscriptions, type RealmRef } from '../../internal/service/live/live-subscriptions.js';
 import { ObjectService } from '../../internal/service/objects.js';
 import { openStore } from '../../internal/store/open-store.js';
+import type { Store } from '../../internal/store/port.js';
 import type { V1Connection } from '../../internal/transport/actions/v1-handler.js';
 import { paced } from '../support/bench-clock.js';
 import { mulberry32 } from '../support/bench-random.js';
@@ -74,7 +79,7 @@ interface Result {
   pushes: number;
   frames: number;
   elu: number;
-  /** The engine alone: µs of this process per `obj` event delivered (no store writes). */
+  /** The engine alone: µs of this process per object change record delivered (no store writes). */
   engineUs: number;
 }
 
@@ -86,8 +91,7 @@ async function run(): Promise<Result> {
   });
   try {
     const { realm } = await store.realms.put('bench', { ...defaultRealmSettings }, new Date().toISOString());
-    const engine = new GeofenceEngine(store.areas, bus);
-    const objects = new ObjectService(store, Date.now, { maxBulk: 10_000, maxPage: 10_000, maxFilterConditions: 100, maxVertices: 1000, maxFutureSkewS: 300 }, engine);
+    const objects = new ObjectService(store, Date.now, { maxBulk: 10_000, maxPage: 10_000, maxFilterConditions: 100, maxVertices: 1000, maxFutureSkewS: 300 }, writePath(store.areas, bus));
     const live = new LiveSubscriptions({ bus, objects: store.objects, areas: store.areas, tasks: store.tasks, realms: store.realms }, { maxVertices: 1000, maxConditions: 100 });
     const rnd = mulberry32(7);
     const positions = startPositions(objectCount, rnd);
@@ -145,20 +149,23 @@ async function run(): Promise<Result> {
     });
     await new Promise((resolve) => setTimeout(resolve, 200));
     const elu = performance.eventLoopUtilization(elu0).utilization;
-    // The engine alone: the same moves as `obj` events published straight on the bus, as
+    // The engine alone: the same moves as change records published straight on the bus, as
     // fast as they are taken (batches of 1,000, one bus turn each); pushes still go out.
     measuredFrom = Number.POSITIVE_INFINITY;
     const time = new Date().toISOString();
     const engineUpdates = 100_000;
     // The events are made first, so that only the engine's work is timed.
     const batches = [];
+    const last = new Map<string, TrackedObject>();
     for (let k = 0; k < engineUpdates / 1000; k++) {
       const events = [];
       for (let i = 0; i < 1000; i++) {
         const n = moveOne(positions, move);
         const p = positions[n] as [number, number];
         const object = { id: `obj-${n}`, label: null, location: { longitude: p[0], latitude: p[1], altitude: 0, time }, data: dataOf(n), seen: time };
-        events.push({ kind: 'obj' as const, realm: realm.id, object });
+        const change = { realm: realm.id, id: object.id, old: last.get(object.id) ?? null, new: object, history: [object.location], time };
+        last.set(object.id, object);
+        events.push({ kind: 'object' as const, realm: realm.id, change });
       }
       batches.push(events);
     }
@@ -178,10 +185,20 @@ async function run(): Promise<Result> {
   }
 }
 
+/** The write path's listeners as the services register them: the change records, then the crossings. */
+function writePath(areas: Pick<Store['areas'], 'list'>, bus: LocalEventBus): ChangeStream {
+  const changes = new ChangeStream((err) => {
+    throw err;
+  });
+  changes.add(new ChangePublisher(bus));
+  changes.add(new GeofenceEngine(areas, bus));
+  return changes;
+}
+
 /** objectsChanged of 1,000 moves: µs per change, with the realm listened to or not. */
 async function ingest(): Promise<{ quiet: number; listened: number }> {
   const bus = new LocalEventBus();
-  const engine = new GeofenceEngine({ list: () => Promise.resolve({ items: [], next: null }) }, bus);
+  const engine = writePath({ list: () => Promise.resolve({ items: [], next: null }) }, bus);
   const time = new Date().toISOString();
   const changes = Array.from({ length: 1000 }, (_, i) => ({
     realm: 'r',
@@ -238,9 +255,9 @@ async function main(): Promise<void> {
     `| p99 beyond the ${defaultCycleMs} ms cycle | ${beyond.toFixed(1)} ms | ≤ 50 ms ${beyond <= 50 ? '(met)' : '(NOT met)'} |`,
     `| latency max | ${max.toFixed(1)} ms | |`,
     `| event loop utilisation (writes + engine) | ${(result.elu * 100).toFixed(0)}% | |`,
-    `| engine alone, CPU per update (obj events on the bus, pushes included) | ${result.engineUs.toFixed(1)} µs | |`,
-    `| geofence engine per change, nobody listening (obj events built and dropped) | ${costs.quiet.toFixed(3)} µs | |`,
-    `| geofence engine per change, the realm listened to (obj + loc events queued) | ${costs.listened.toFixed(3)} µs | |`,
+    `| engine alone, CPU per update (change records on the bus, pushes included) | ${result.engineUs.toFixed(1)} µs | |`,
+    `| write path's listeners per change, nobody listening (change records and crossings built and dropped) | ${costs.quiet.toFixed(3)} µs | |`,
+    `| write path's listeners per change, the realm listened to (change records queued) | ${costs.listened.toFixed(3)} µs | |`,
   ];
   process.stdout.write(lines.join('\n') + '\n');
 }

@@ -56,6 +56,33 @@ const ent = (realm: string, id: string, area: string): LocusEvent => ({ kind: 'e
 const cst = (realm: string, id: string): LocusEvent => ({ kind: 'cst', realm, object: id, status: 'con' });
 const realmChanged = (tenant: string, name: string): RealmChangedEvent => ({ kind: 'rea', act: 'cre', tenant, realm: `${tenant}/${name}`, name, record: { label: null, data: {} } });
 
+const T = (s: number): string => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
+
+/**
+ * Change records as stores make them, with every optional part present somewhere: a create
+ * with a full fix, nested data and task ids; a move with its history and an instruction's
+ * origin; a delete; an area create, reshape and delete.
+ */
+export function changeRecords(realm: string): LocusEvent[] {
+  const fix = { longitude: 13.4, latitude: 52.5, altitude: 34.5, speed: 3, heading: 270, accuracy: 4.5, altitudeAccuracy: 2, time: T(1) };
+  const created = { id: 'van/1', label: 'Vän ✓', location: fix, data: { load: { pallets: [1, 2, { empty: null }] }, ok: true, n: -0.5 }, seen: T(2), tasks: ['t1', 't2'] };
+  const moved = { ...created, label: null, location: { longitude: 13.5, latitude: 52.6, time: T(3) }, seen: T(4) };
+  const depot = { id: 'depot', label: 'Depot', shape: { cx: 13.4, cy: 52.5, r: 250 }, data: { gates: 2 } };
+  const reshaped = { ...depot, label: null, shape: { points: [[0, 0], [1, 0], [1, 1]] as [number, number][] }, data: {} };
+  return [
+    { kind: 'object', realm, change: { realm, id: 'van/1', old: null, new: created, history: [fix], time: T(2) } },
+    {
+      kind: 'object',
+      realm,
+      change: { realm, id: 'van/1', old: created, new: moved, history: [{ longitude: 13.45, latitude: 52.55, time: T(2) }, moved.location], time: T(4), origin: { instruction: 'ins-1', depth: 2 } },
+    },
+    { kind: 'object', realm, change: { realm, id: 'van/1', old: moved, new: null, history: [], time: T(5) } },
+    { kind: 'area', realm, change: { realm, id: 'depot', old: null, new: depot } },
+    { kind: 'area', realm, change: { realm, id: 'depot', old: depot, new: reshaped, origin: { instruction: 'ins-2', depth: 1 } } },
+    { kind: 'area', realm, change: { realm, id: 'depot', old: reshaped, new: null } },
+  ];
+}
+
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 export function busContract(factory: BusFactory): void {
@@ -87,6 +114,48 @@ export function busContract(factory: BusFactory): void {
       here.stop();
       other.stop();
       own.stop();
+    });
+
+    it('carries change records whole: an object\'s old, new, history, time and origin, an area\'s old and new', async () => {
+      const { a, b } = pair;
+      const here = collect(b, 'r-changes');
+      await pair.settle();
+      const events = changeRecords('r-changes');
+      a.publish('r-changes', events);
+      await eventually(() => here.events.length === events.length, 'the change records');
+      // Compared with a copy made before publishing: a bus may not alter what it carries.
+      assert.deepEqual(here.events, structuredClone(changeRecords('r-changes')));
+      here.stop();
+    });
+
+    it('delivers a publish that joins an earlier one still queued in that one\'s message on the publishing process, in order everywhere', async () => {
+      const { a, b } = pair;
+      const own = collect(a, 'r-join');
+      const here = collect(b, 'r-join');
+      await pair.settle();
+      const key = {};
+      const records = [loc('r-join', 'x', 1), loc('r-join', 'y', 2)];
+      a.publish('r-join', records, { as: key });
+      a.publish('r-join', [loc('r-join', 'z', 3)]);
+      a.publish('r-join', [ent('r-join', 'x', 'A')], { join: key });
+      await eventually(() => own.events.length === 4 && here.events.length === 4, 'four events on both sides');
+      const expected = [...records, ent('r-join', 'x', 'A'), loc('r-join', 'z', 3)];
+      assert.deepEqual(own.messages, [
+        { kind: 'events', events: expected.slice(0, 3) },
+        { kind: 'events', events: expected.slice(3) },
+      ]);
+      assert.deepEqual(records.length, 2, 'the publisher\'s array is left as it was');
+      // Another process gets every event once, each key's events in order.
+      assert.deepEqual(
+        here.events.filter((e) => e.kind !== 'pub' || e.idp === 'x'),
+        [records[0], ent('r-join', 'x', 'A')],
+      );
+      // Once delivered, a publish cannot be joined: the next goes on its own.
+      a.publish('r-join', [ent('r-join', 'y', 'A')], { join: key });
+      await eventually(() => own.events.length === 5, 'the late event');
+      assert.equal(own.messages.length, 3);
+      own.stop();
+      here.stop();
     });
 
     it('never delivers during publish: the writer goes on first', async () => {

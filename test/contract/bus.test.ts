@@ -178,7 +178,7 @@ describe('nats bus', () => {
     }
   });
 
-  it('sends interleaved kinds (a bulk write: obj a, loc a, obj b, loc b, …) as one message per kind, each object\'s events in order', async () => {
+  it('sends interleaved kinds (cst a, pub a, cst b, pub b, …) as one message per kind, each object\'s events in order', async () => {
     const { a, b, settle, close } = await natsPair();
     try {
       const got = collect(b, 'bulk');

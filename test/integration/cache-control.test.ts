@@ -17,6 +17,7 @@ import { LocalEventBus } from '../../internal/events/local-bus.js';
 import type { LocusEvent } from '../../internal/events/port.js';
 import { GeofenceEngine } from '../../internal/geofence/geofence-engine.js';
 import { AreaService } from '../../internal/service/areas.js';
+import { ChangePublisher } from '../../internal/service/change-publisher.js';
 import { ChangeStream } from '../../internal/service/changes.js';
 import { ControlChannel } from '../../internal/service/control.js';
 import { ObjectService } from '../../internal/service/objects.js';
@@ -45,6 +46,7 @@ const start = Date.UTC(2026, 0, 1);
 function stack(store: ReturnType<typeof openSqliteStore>, bus: LocalEventBus, clock: () => number) {
   const changes = new ChangeStream();
   const geofence = new GeofenceEngine(store.areas, bus);
+  changes.add(new ChangePublisher(bus));
   changes.add(geofence);
   const control = new ControlChannel(bus);
   const realms = new RealmService(store, clock, changes, bus, control);

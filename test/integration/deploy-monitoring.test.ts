@@ -74,6 +74,7 @@ describe('deploy/prometheus and deploy/grafana (promtool)', () => {
       'LocusBusDisconnected',
       'LocusEventLoopLagHigh',
       'LocusHTTPErrorRatioHigh',
+      'LocusInstructionSuspended',
       'LocusLatencyBudgetBurnFast',
       'LocusLatencyBudgetBurnSlow',
       'LocusOperatorNoLeader',

@@ -7,13 +7,12 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { Principal } from '../../internal/auth/principal.js';
 import type { ObjectChange, ObjectPatch } from '../../internal/domain/types.js';
-import { AreaIndex } from '../../internal/geofence/area-index.js';
-import { eventsOf } from '../../internal/geofence/geofence-engine.js';
 import { LocalEventBus } from '../../internal/events/local-bus.js';
 import { noChangeListener } from '../../internal/service/changes.js';
 import { ObjectService } from '../../internal/service/objects.js';
 import { coveringRanges, PresenceRegistry, type PresenceOptions } from '../../internal/service/presence-registry.js';
 import { PubSub } from '../../internal/service/pubsub.js';
+import { subscriptionEventsOf } from '../../internal/service/subscriptions.js';
 import { compileGlob } from '../../internal/domain/id-glob.js';
 import { openSqliteStore, type SqliteStore } from '../../internal/store/sqlite/sqlite-store.js';
 import { busTurn, FakeConnection, principalWith } from '../support/fake-connection.js';
@@ -282,7 +281,7 @@ describe('legacy evt loc events (locus extension)', () => {
         time: NOW,
       });
       const statusIn = (id: string): unknown => {
-        const [event] = eventsOf(change(id), new AreaIndex(), w.presence);
+        const [event] = subscriptionEventsOf([{ kind: 'object', realm: 'fleet', change: change(id) }], w.presence);
         assert.equal(event?.kind, 'loc');
         return event.kind === 'loc' ? event.connectionStatus : null;
       };

@@ -10,6 +10,8 @@ import type { Realm } from '../../internal/domain/types.js';
 import { LocalEventBus } from '../../internal/events/local-bus.js';
 import { GeofenceEngine } from '../../internal/geofence/geofence-engine.js';
 import { AreaService } from '../../internal/service/areas.js';
+import { ChangePublisher } from '../../internal/service/change-publisher.js';
+import { ChangeStream } from '../../internal/service/changes.js';
 import { LiveSubscriptions, type RealmRef } from '../../internal/service/live/live-subscriptions.js';
 import { ObjectService } from '../../internal/service/objects.js';
 import type { PresenceLookup } from '../../internal/service/presence-port.js';
@@ -58,8 +60,8 @@ function principalOf(): Principal {
 export interface LiveFixture {
   store: Store;
   bus: LocalEventBus;
-  /** The ChangeListener of the services (publishes obj/are and the evt model's events). */
-  engine: GeofenceEngine;
+  /** The ChangeListener of the services, as they register it: the change records onto the bus, then the crossings. */
+  engine: ChangeStream;
   objects: ObjectService;
   areas: AreaService;
   live: LiveSubscriptions;
@@ -77,7 +79,11 @@ export async function liveFixture(options: { cycleMs?: number; maxPerConnection?
   const bus = new LocalEventBus((err) => {
     throw err;
   });
-  const engine = new GeofenceEngine(store.areas, bus);
+  const engine = new ChangeStream((err) => {
+    throw err;
+  });
+  engine.add(new ChangePublisher(bus));
+  engine.add(new GeofenceEngine(store.areas, bus));
   const clock = (): number => Date.now();
   const objects = new ObjectService(store, clock, { maxBulk: 10_000, maxPage: 10_000, maxFilterConditions: 100, maxVertices: 1000, maxFutureSkewS: 300 }, engine);
   const areas = new AreaService(store, { maxPage: 10_000, maxVertices: 1000 }, engine);

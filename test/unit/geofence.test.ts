@@ -1,15 +1,22 @@
 /**
- * The geofence engine on change records, without a server: which events a write raises,
- * in which order, and how the per-realm area index follows area writes.
+ * The geofence engine on change records, without a server: which crossings a write raises,
+ * in which order, and how the per-realm area index follows area writes. Most cases run the
+ * write path's listeners as the services register them (the change publisher, then the
+ * engine) and read the bus as the `evt` model's subscribers do (subscriptionEventsOf), so
+ * they state what a subscriber sees.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { Area, Location, ObjectChange, Shape, TrackedObject } from '../../internal/domain/types.js';
-import type { BusHealth, BusSubscription, EventBus, LocusEvent, RealmMessage } from '../../internal/events/port.js';
+import type { BusHealth, BusSubscription, ControlMessage, EventBus, LocusEvent, RealmMessage } from '../../internal/events/port.js';
 import { AreaIndex } from '../../internal/geofence/area-index.js';
-import { eventsOf, GeofenceEngine } from '../../internal/geofence/geofence-engine.js';
+import { crossingsOf, GeofenceEngine } from '../../internal/geofence/geofence-engine.js';
 import { containsPoint } from '../../internal/geo/contains.js';
+import { ChangePublisher } from '../../internal/service/change-publisher.js';
+import { ChangeStream } from '../../internal/service/changes.js';
+import { noPresence } from '../../internal/service/presence-port.js';
+import { subscriptionEventsOf } from '../../internal/service/subscriptions.js';
 import type { AreaListQuery, Page } from '../../internal/store/port.js';
 
 const T = (s: number): string => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
@@ -72,10 +79,10 @@ class CapturingBus implements EventBus {
   close(): Promise<void> {
     return Promise.resolve();
   }
-  /** The evt model's events as short strings: `loc a`, `ent a A`, `del area A` (Hivekit's `obj`/`are` left out). */
+  /** The evt model's events as short strings: `loc a`, `ent a A`, `del area A`. */
   flat(): string[] {
     return this.published.flatMap(({ events }) =>
-      events.filter((e) => e.kind !== 'obj' && e.kind !== 'are').map((e) => {
+      subscriptionEventsOf(events, noPresence).map((e) => {
         switch (e.kind) {
           case 'loc':
             return `loc ${e.object.id}`;
@@ -84,12 +91,35 @@ class CapturingBus implements EventBus {
             return `${e.kind} ${e.object} ${e.area}`;
           case 'del':
             return 'object' in e ? `del object ${e.object}` : `del area ${e.area}`;
-          default:
-            return e.kind;
         }
       }),
     );
   }
+  /** The crossings alone, as `ent a A`. */
+  crossings(): string[] {
+    return this.flat().filter((e) => e.startsWith('ent ') || e.startsWith('exi '));
+  }
+}
+
+/** The change stream's listeners as the services register them: the change records first, then the crossings. */
+class WritePath extends ChangeStream {
+  constructor(readonly geofence: GeofenceEngine, bus: EventBus) {
+    super((err) => {
+      throw err;
+    });
+    this.add(new ChangePublisher(bus));
+    this.add(geofence);
+  }
+  indexedAreas(realm: string): number | null {
+    return this.geofence.indexedAreas(realm);
+  }
+  hear(message: ControlMessage): void {
+    this.geofence.hear(message);
+  }
+}
+
+function writePath(areas: ConstructorParameters<typeof GeofenceEngine>[0], bus: CapturingBus, onError?: (err: unknown) => void): WritePath {
+  return new WritePath(new GeofenceEngine(areas, bus, onError), bus);
 }
 
 /** An area store whose list answers from a map, in pages of two, optionally held until released. */
@@ -119,11 +149,11 @@ class FakeAreas {
 
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-async function engineWith(areas: Area[]): Promise<{ engine: GeofenceEngine; bus: CapturingBus; store: FakeAreas }> {
+async function engineWith(areas: Area[]): Promise<{ engine: WritePath; bus: CapturingBus; store: FakeAreas }> {
   const store = new FakeAreas();
   store.byRealm.set('r', areas);
   const bus = new CapturingBus();
-  const engine = new GeofenceEngine(store, bus);
+  const engine = writePath(store, bus);
   // The first change of the realm loads its areas.
   engine.objectsChanged('r', []);
   await settle();
@@ -132,7 +162,7 @@ async function engineWith(areas: Area[]): Promise<{ engine: GeofenceEngine; bus:
 }
 
 describe('AreaIndex', () => {
-  it('a move raises loc, then an exi for each area left and an ent for each entered, each in id order (property, against every area tested)', () => {
+  it('a move raises an exi for each area left, then an ent for each entered, each in id order (property, against every area tested)', () => {
     const coord = fc.double({ min: -3, max: 3, noNaN: true });
     const areaArb = fc.oneof(
       fc.record({ w: coord, s: coord, e: coord, n: coord }).map(({ w, s, e, n }) => rect(Math.min(w, e), Math.min(s, n), Math.max(w, e), Math.max(s, n))),
@@ -148,13 +178,12 @@ describe('AreaIndex', () => {
         const was = inside(from);
         const is = inside(to);
         const expected = [
-          'loc o',
           ...was.filter((id) => !is.includes(id)).map((id) => `exi o ${id}`),
           ...is.filter((id) => !was.includes(id)).map((id) => `ent o ${id}`),
         ];
         const change = move('o', from === null ? undefined : loc(from[0], from[1], 1), loc(to[0], to[1], 2));
         const bus = new CapturingBus();
-        bus.publish('r', eventsOf(change, index));
+        bus.publish('r', crossingsOf(change, index));
         assert.deepEqual(bus.flat(), expected);
       }),
       { numRuns: 400 },
@@ -204,7 +233,7 @@ describe('GeofenceEngine', () => {
     engine.objectsChanged('r', [move('o', loc(-1, 1, 1), loc(1, 1, 2))]);
     engine.objectsChanged('r', [move('o', loc(1, 1, 2), loc(5, 1, 3))]);
     assert.deepEqual(bus.flat(), ['loc o', 'ent o A', 'loc o', 'exi o A']);
-    const enter = bus.published[0]?.events.find((e) => e.kind === 'ent');
+    const enter = bus.published.flatMap((p) => p.events).find((e) => e.kind === 'ent');
     assert.deepEqual(enter, { kind: 'ent', realm: 'r', object: 'o', area: 'A', time: T(2) });
   });
 
@@ -242,7 +271,11 @@ describe('GeofenceEngine', () => {
     // One record per object: the intermediate fixes of "o" (in and out of A) raise nothing.
     engine.objectsChanged('r', [move('o', loc(5, 5, 1), loc(6, 6, 9)), move('p', loc(5, 5, 1), loc(1, 1, 9))]);
     assert.deepEqual(bus.flat(), ['loc o', 'loc p', 'ent p A']);
-    assert.equal(bus.published.length, 1);
+    // One publish of the write's change records, one of its crossings.
+    assert.deepEqual(
+      bus.published.map((p) => p.events.map((e) => e.kind)),
+      [['object', 'object'], ['ent']],
+    );
   });
 
   it('an area created around an object raises nothing until the object moves', async () => {
@@ -272,29 +305,52 @@ describe('GeofenceEngine', () => {
     assert.deepEqual(bus.flat(), ['del area A', 'loc o', 'loc o']);
   });
 
-  it('every object write raises obj (the object as stored, first), every area create or update raises are', async () => {
+  it('every object and area write publishes its change record, the very record the store returned, before its crossings', async () => {
     const { engine, bus } = await engineWith([A]);
-    const moved = move('o', loc(5, 5, 1), loc(1, 1, 2));
+    const moved = { ...move('o', loc(5, 5, 1), loc(1, 1, 2)), origin: { instruction: 'i1', depth: 1 } };
     const labelled = { ...move('q', undefined, null), new: { ...obj('q', null), label: 'Q' } };
     engine.objectsChanged('r', [moved, labelled]);
-    const kinds = bus.published[0]?.events.map((e) => e.kind);
-    assert.deepEqual(kinds, ['obj', 'loc', 'ent', 'obj']);
+    assert.deepEqual(
+      bus.published.map((p) => p.events.map((e) => e.kind)),
+      [['object', 'object'], ['ent']],
+    );
     const [first] = bus.published[0]?.events ?? [];
-    // The very record the store returned: no copy.
-    assert.ok(first?.kind === 'obj' && first.object === moved.new);
+    // No copy: old, new, history, time and origin as the store and the service made them.
+    assert.ok(first?.kind === 'object' && first.change === moved);
     bus.published.length = 0;
     const reshaped = area('A', rect(10, 10, 12, 12));
-    engine.areaChanged('r', { realm: 'r', id: 'A', old: A, new: reshaped });
-    engine.areaChanged('r', { realm: 'r', id: 'B', old: null, new: B });
-    engine.areaChanged('r', { realm: 'r', id: 'B', old: B, new: null });
+    const changes = [
+      { realm: 'r', id: 'A', old: A, new: reshaped },
+      { realm: 'r', id: 'B', old: null, new: B },
+      { realm: 'r', id: 'B', old: B, new: null },
+    ];
+    for (const change of changes) engine.areaChanged('r', change);
     assert.deepEqual(
-      bus.published.map(({ events }) => events.map((e) => (e.kind === 'are' ? `are ${e.area.id}` : e.kind))),
-      [['are A'], ['are B'], ['del']],
+      bus.published.map(({ events }) => events),
+      changes.map((change) => [{ kind: 'area', realm: 'r', change }]),
     );
-    // An object deletion raises no obj.
+    // An object deletion: its record, and no crossing (it left no area by moving).
     bus.published.length = 0;
-    engine.objectsChanged('r', [move('o', loc(1, 1, 1), undefined)]);
-    assert.deepEqual(bus.published[0]?.events.map((e) => e.kind), ['del']);
+    const deleted = move('o', loc(11, 11, 1), undefined);
+    engine.objectsChanged('r', [deleted]);
+    assert.deepEqual(bus.published, [{ realm: 'r', events: [{ kind: 'object', realm: 'r', change: deleted }] }]);
+  });
+
+  it('the engine itself publishes crossings only, one per area crossed', async () => {
+    const store = new FakeAreas();
+    store.byRealm.set('r', [A, B]);
+    const bus = new CapturingBus();
+    const engine = new GeofenceEngine(store, bus);
+    engine.objectsChanged('r', [move('o', undefined, loc(1.5, 1, 1))]);
+    await settle();
+    engine.objectsChanged('r', [move('o', loc(1.5, 1, 1), loc(1.6, 1, 2)), move('p', undefined, null)]);
+    engine.areaChanged('r', { realm: 'r', id: 'C', old: null, new: area('C', rect(0, 0, 9, 9)) });
+    engine.objectsChanged('r', [move('o', loc(1.6, 1, 2), undefined)]);
+    engine.objectsChanged('r', [move('o', loc(1.6, 1, 2), loc(5, 1, 3))]);
+    assert.deepEqual(
+      bus.published.map(({ events }) => events.map((e) => (e.kind === 'ent' || e.kind === 'exi' ? `${e.kind} ${e.object} ${e.area}` : e.kind))),
+      [['ent o A', 'ent o B'], ['exi o A', 'exi o B']],
+    );
   });
 
   it('an object deleted raises del only', async () => {
@@ -318,7 +374,7 @@ describe('GeofenceEngine', () => {
     const store = new FakeAreas();
     store.byRealm.set('r', [A]);
     const bus = new CapturingBus();
-    const engine = new GeofenceEngine(store, bus);
+    const engine = writePath(store, bus);
     store.hold();
     engine.objectsChanged('r', [move('o', loc(5, 5, 1), loc(1, 1, 2))]);
     // While loading: area A deleted (the list will no longer hold it), then B created.
@@ -326,10 +382,11 @@ describe('GeofenceEngine', () => {
     engine.areaChanged('r', { realm: 'r', id: 'A', old: A, new: null });
     engine.areaChanged('r', { realm: 'r', id: 'B', old: null, new: B });
     engine.objectsChanged('r', [move('p', loc(5, 5, 1), loc(1.5, 1, 2))]);
-    assert.deepEqual(bus.flat(), []);
+    // The change records go at once; the crossings wait for the areas.
+    assert.deepEqual(bus.flat(), ['loc o', 'del area A', 'loc p']);
     store.release();
     await settle();
-    assert.deepEqual(bus.flat(), ['loc o', 'ent o A', 'del area A', 'loc p', 'ent p B']);
+    assert.deepEqual(bus.crossings(), ['ent o A', 'ent p B']);
     assert.equal(engine.indexedAreas('r'), 1);
   });
 
@@ -337,7 +394,7 @@ describe('GeofenceEngine', () => {
     const bus = new CapturingBus();
     let fail = true;
     const errors: unknown[] = [];
-    const engine = new GeofenceEngine(
+    const engine = writePath(
       {
         list: () => (fail ? Promise.reject(new Error('store down')) : Promise.resolve({ items: [A], next: null })),
       },
@@ -393,7 +450,7 @@ describe('GeofenceEngine: told by control messages', () => {
         return new Promise((resolve) => loads.push({ resolve: () => resolve({ items: snapshot, next: null }) }));
       },
     };
-    const engine = new GeofenceEngine(store, bus);
+    const engine = writePath(store, bus);
     engine.objectsChanged('r', [move('x', undefined, loc(0, 0, 1))]);
     assert.equal(loads.length, 1);
     areas.push(area('A', rect(-1, -1, 1, 1)));
@@ -401,7 +458,7 @@ describe('GeofenceEngine: told by control messages', () => {
     assert.equal(loads.length, 2, 'a second load began');
     loads[0]?.resolve();
     await settle();
-    assert.deepEqual(bus.flat(), [], 'the first load is dropped');
+    assert.deepEqual(bus.crossings(), [], 'the first load is dropped');
     loads[1]?.resolve();
     await settle();
     assert.deepEqual(bus.flat(), ['loc x', 'ent x A']);

@@ -7,28 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { compileInstruction } from '../../internal/instructions/language/compile.js';
-
-interface Block {
-  info: string;
-  body: string;
-  line: number;
-}
-
-/** The fenced blocks of a Markdown text, with their info strings and 1-based opening lines. */
-function fencedBlocks(markdown: string): Block[] {
-  const blocks: Block[] = [];
-  const lines = markdown.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^```(\S*)\s*$/.exec(lines[i] ?? '');
-    if (open === null) continue;
-    const start = i;
-    const body: string[] = [];
-    for (i++; i < lines.length && lines[i] !== '```'; i++) body.push(lines[i] ?? '');
-    assert.ok(i < lines.length, `the block opened on line ${start + 1} is not closed`);
-    blocks.push({ info: open[1] ?? '', body: body.join('\n'), line: start + 1 });
-  }
-  return blocks;
-}
+import { fencedBlocks } from '../support/markdown-blocks.js';
 
 const blocks = fencedBlocks(readFileSync(new URL('../../../docs/instructions.md', import.meta.url), 'utf8'));
 

@@ -58,12 +58,14 @@ function setup(): { store: GatedStore; bus: LocalEventBus; live: LiveSubscriptio
     bus,
     live,
     write: (o) => {
+      const old = store.objects.get(o.id) ?? null;
       store.objects.set(o.id, o);
-      bus.publish('r', [{ kind: 'obj', realm: 'r', object: o }]);
+      bus.publish('r', [{ kind: 'object', realm: 'r', change: { realm: 'r', id: o.id, old, new: o, history: [], time } }]);
     },
     remove: (id) => {
+      const old = store.objects.get(id) ?? null;
       store.objects.delete(id);
-      bus.publish('r', [{ kind: 'del', realm: 'r', object: id }]);
+      bus.publish('r', [{ kind: 'object', realm: 'r', change: { realm: 'r', id, old, new: null, history: [], time } }]);
     },
   };
 }

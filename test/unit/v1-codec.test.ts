@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { LocusError } from '../../internal/errors.js';
-import type { LocusEvent } from '../../internal/events/port.js';
+import type { SubscriptionEvent } from '../../internal/domain/events.js';
 import { eventSubject, realmToken } from '../../internal/events/port.js';
 import { filterPasses, parseSubscriptionFilter } from '../../internal/service/subscriptions.js';
 import {
@@ -18,16 +18,16 @@ import {
   successReply,
 } from '../../internal/transport/actions/codec.js';
 
-const loc: LocusEvent = {
+const loc: SubscriptionEvent = {
   kind: 'loc',
   realm: 'r',
   // The object as stored (seen, tasks): the wire view shows neither.
   object: { id: 'o', label: null, location: { longitude: 1, latitude: 2, time: '2026-01-01T00:00:00.000Z' }, data: {}, seen: '2026-01-01T00:00:00.000Z', tasks: ['t1'] },
   connectionStatus: 'con',
 };
-const ent: LocusEvent = { kind: 'ent', realm: 'r', object: 'o', area: 'A', time: '2026-01-01T00:00:00.000Z' };
-const delArea: LocusEvent = { kind: 'del', realm: 'r', area: 'A' };
-const delObject: LocusEvent = { kind: 'del', realm: 'r', object: 'o' };
+const ent: SubscriptionEvent = { kind: 'ent', realm: 'r', object: 'o', area: 'A', time: '2026-01-01T00:00:00.000Z' };
+const delArea: SubscriptionEvent = { kind: 'del', realm: 'r', area: 'A' };
+const delObject: SubscriptionEvent = { kind: 'del', realm: 'r', object: 'o' };
 
 describe('v1 codec', () => {
   it('parses a frame into messages: typ, act, cid as a string, the whole object as raw; cid and rid echoed as given', () => {
@@ -94,7 +94,7 @@ describe('v1 codec', () => {
 
   it('cuts events sent together into messages of at most the limit, and encodes a list once for all who get it', () => {
     const events = [delObject, delArea, delObject, delArea];
-    const one = (event: LocusEvent): number => encodeEvent(event).length;
+    const one = (event: SubscriptionEvent): number => encodeEvent(event).length;
     // Room for the first two events (brackets and a comma), not for the third.
     const limit = 2 + one(delObject) + 1 + one(delArea);
     const texts = encodeEventMessages(events, limit);

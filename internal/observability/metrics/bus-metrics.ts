@@ -5,7 +5,17 @@
  * measured inside the bus (local-bus.ts `onDelivered`; NATS carries the publish time in a
  * message header), because only the bus knows when a message was published.
  */
-import type { BusHealth, BusSubscription, ControlMessage, EventBus, LocusEvent, PresenceMessage, RealmChangedEvent, RealmMessage } from '../../events/port.js';
+import type {
+  BusHealth,
+  BusSubscription,
+  ControlMessage,
+  EventBus,
+  EventPublishOptions,
+  LocusEvent,
+  PresenceMessage,
+  RealmChangedEvent,
+  RealmMessage,
+} from '../../events/port.js';
 import type { CounterCell, HistogramCell, LeanCounter } from './lean-series.js';
 import { RealmCells, type RealmLabels } from './realm-labels.js';
 
@@ -27,9 +37,9 @@ export class MeteredBus implements EventBus {
     this.crossings = new RealmCells(realms, (...realm) => ({ ent: geofenceEvents.cell('ent', ...realm), exi: geofenceEvents.cell('exi', ...realm) }));
   }
 
-  publish(realm: string, events: readonly LocusEvent[]): void {
+  publish(realm: string, events: readonly LocusEvent[], options?: EventPublishOptions): void {
     const started = performance.now();
-    this.inner.publish(realm, events);
+    this.inner.publish(realm, events, options);
     this.publishDuration.observe((performance.now() - started) / 1000);
     let ent = 0;
     let exi = 0;

@@ -13,6 +13,7 @@ import type { V1HandlerTable } from '../../transport/actions/v1-handler.js';
 import type { V1Observer } from '../../transport/actions/v1-observer.js';
 import { MeteredBus } from './bus-metrics.js';
 import { ChangeMetrics } from './change-metrics.js';
+import { InstructionMetrics } from './instruction-metrics.js';
 import { RealmLabels } from './realm-labels.js';
 import { MetricsRegistry } from './registry.js';
 import { RestMetrics } from './rest-metrics.js';
@@ -37,6 +38,8 @@ export class ServerMetrics {
   readonly onBusDelivered: (lagSeconds: number) => void;
   /** The change stream's listener. */
   readonly changes: ChangeListener;
+  /** The instruction engine's observer. */
+  readonly instructions: InstructionMetrics;
   /** The observer of answered REST requests and the GET /metrics handler (transport/rest/app.ts). */
   readonly rest: RestMetricsHooks;
   private readonly realms: RealmLabels | null;
@@ -60,6 +63,7 @@ export class ServerMetrics {
     const lag = histograms.busDeliveryLag.cell();
     this.onBusDelivered = (seconds) => lag.observe(seconds);
     this.changes = new ChangeMetrics(counters.locationsIngested, this.realms);
+    this.instructions = new InstructionMetrics(registry, this.realms);
     const restMetrics = new RestMetrics({
       requests: counters.httpRequests,
       duration: histograms.httpRequestDuration,

@@ -304,18 +304,19 @@ class RealmLive {
     }
     for (const event of message.events) {
       switch (event.kind) {
-        case 'obj':
-          this.objects.written(event.object);
+        case 'object': {
+          const after = event.change.new;
+          if (after !== null) this.objects.written(after);
+          else this.objects.deleted(event.change.id);
           break;
-        case 'del':
-          if ('object' in event) this.objects.deleted(event.object);
-          else this.areaChanged({ kind: 'del', id: event.area });
+        }
+        case 'area': {
+          const after = event.change.new;
+          this.areaChanged(after === null ? { kind: 'del', id: event.change.id } : { kind: 'are', area: after });
           break;
+        }
         case 'cst':
           this.objects.statusChanged(event.object);
-          break;
-        case 'are':
-          this.areaChanged({ kind: 'are', area: event.area });
           break;
         case 'tsk':
           this.tasks.changed(event.change);

@@ -1,7 +1,7 @@
 /**
  * Object subscriptions of one realm (hivekit-compat.md 5.5, 12.1): each keeps the set of
- * object ids that currently match it, and every `obj`/`del`/`cst` event of the realm is
- * evaluated only against the subscriptions that can concern it — never a rescan:
+ * object ids that currently match it, and every object write, deletion and presence change of
+ * the realm is evaluated only against the subscriptions that can concern it — never a rescan:
  *
  * - whole-realm subscriptions (`sty:"rea"`) are candidates for every write, except those with
  *   an equality condition (`type="car"`, `$id="x"`), which are found by the value the write's
@@ -34,7 +34,7 @@ import { isNested, sameDataValue } from '../../domain/data.js';
 import { fieldValue, matchesFilter } from '../../domain/filter.js';
 import { sameTasks } from '../../domain/object.js';
 import { compileShape, shapeBounds, type PointTest } from '../../geo/contains.js';
-import { sameLocation } from '../../geofence/geofence-engine.js';
+import { sameLocation } from '../../domain/location.js';
 import type { ObjectStore } from '../../store/port.js';
 import type { PresenceLookup } from '../presence-port.js';
 import type { ConnectionLive, LiveSubscription } from './connection-live.js';

@@ -11,7 +11,7 @@ import type { BuildInfo } from '../../build-info.js';
 import { describe, isJsonObject } from '../../domain/ids.js';
 import { splitRealmKey } from '../../domain/realm-key.js';
 import { invalid, LocusError, tooLarge } from '../../errors.js';
-import type { LocusEvent } from '../../domain/events.js';
+import type { SubscriptionEvent } from '../../domain/events.js';
 import { objectView } from '../../service/views.js';
 import type { V1Answer, V1Message } from './v1-handler.js';
 
@@ -161,8 +161,8 @@ export function encodePush(messages: readonly object[]): string {
  * several subscribers get whole (those without filters get the bus's list itself): cut
  * and joined once, the same strings written to each.
  */
-let encoded = new Map<LocusEvent, string>();
-let messages = new Map<readonly LocusEvent[], readonly string[]>();
+let encoded = new Map<SubscriptionEvent, string>();
+let messages = new Map<readonly SubscriptionEvent[], readonly string[]>();
 let clearing = false;
 const clearEncoded = (): void => {
   encoded = new Map();
@@ -178,7 +178,7 @@ const clearSoon = (): void => {
 /** Events sent together are cut into messages of about this many characters. */
 export const eventMessageChars = 64 * 1024;
 
-function eventDat(event: LocusEvent): unknown {
+function eventDat(event: SubscriptionEvent): unknown {
   switch (event.kind) {
     case 'loc':
       return objectView(event.object, event.connectionStatus);
@@ -187,13 +187,11 @@ function eventDat(event: LocusEvent): unknown {
       return { object: event.object, area: event.area, time: event.time };
     case 'del':
       return 'object' in event ? { object: event.object } : { area: event.area };
-    default:
-      return null;
   }
 }
 
 /** One event as an element of a message array. */
-export function encodeEvent(event: LocusEvent): string {
+export function encodeEvent(event: SubscriptionEvent): string {
   let text = encoded.get(event);
   if (text === undefined) {
     // `rea` is the name the tenant knows: events carry the storage key (types.ts Realm.id).
@@ -209,7 +207,7 @@ export function encodeEvent(event: LocusEvent): string {
  * characters each, unless one event alone is longer. Each message is joined at once, as
  * one flat string, rather than grown by concatenation.
  */
-export function encodeEventMessages(events: readonly LocusEvent[], maxChars = eventMessageChars): readonly string[] {
+export function encodeEventMessages(events: readonly SubscriptionEvent[], maxChars = eventMessageChars): readonly string[] {
   const held = messages.get(events);
   if (held !== undefined) return held;
   const cut: string[] = [];

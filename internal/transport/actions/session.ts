@@ -20,7 +20,7 @@ import type { Logger } from 'pino';
 import { bearerSecret, type Principal } from '../../auth/authenticator.js';
 import type { BuildInfo } from '../../build-info.js';
 import { closeCodeOf, invalid, LocusError, toLocusError } from '../../errors.js';
-import type { LocusEvent } from '../../domain/events.js';
+import type { SubscriptionEvent } from '../../domain/events.js';
 import type { Access } from '../../service/access.js';
 import type { EventSink, Subscriptions } from '../../service/subscriptions.js';
 import {
@@ -101,7 +101,7 @@ type State = 'handshake' | 'open' | 'closing' | 'closed';
 type Reply = { text: string | null } | { abort: LocusError };
 
 /** What waits for the replies of the messages started before it: events (`evt`) or a push frame. */
-type Held = { seq: number; events: readonly LocusEvent[] } | { seq: number; push: string; count: number };
+type Held = { seq: number; events: readonly SubscriptionEvent[] } | { seq: number; push: string; count: number };
 
 let connectionCount = 0;
 
@@ -268,7 +268,7 @@ export class Session implements EventSink, V1Connection {
     await this.done;
   }
 
-  deliver(_realm: string, events: readonly LocusEvent[]): void {
+  deliver(_realm: string, events: readonly SubscriptionEvent[]): void {
     if (this.state !== 'open') return;
     const traced = this.deps.tracing?.push(this.transport, events.length);
     let outcome: PushOutcome = 'held';
@@ -459,7 +459,7 @@ export class Session implements EventSink, V1Connection {
     if ('abort' in reply) this.abort(reply.abort);
     else if (this.state === 'open' && reply.text !== null) this.wire.send(reply.text);
     // What was held for this reply, in the order it came: runs of events together, each push its own frame.
-    let events: LocusEvent[] = [];
+    let events: SubscriptionEvent[] = [];
     while (this.held.length > 0 && (this.held[0]?.seq ?? Infinity) <= seq) {
       const item = this.held.shift() as Held;
       if (this.state !== 'open') continue;
@@ -507,7 +507,7 @@ export class Session implements EventSink, V1Connection {
     else if (reply.text !== null) this.wire.send(reply.text);
   }
 
-  private writeEvents(events: readonly LocusEvent[]): PushOutcome {
+  private writeEvents(events: readonly SubscriptionEvent[]): PushOutcome {
     const limit = this.deps.limits.sendBufferBytes;
     if (this.wire.bufferedBytes() > limit) {
       this.drop(events.length);
