@@ -11,7 +11,6 @@
  * them), and end with the object's final state: `then` last if it ends in the set, `until` last
  * (or nothing at all) if it does not (no lost `until`).
  */
-/* eslint-disable @typescript-eslint/no-unsafe-return, @typescript-eslint/no-unsafe-member-access -- the wire carries arbitrary JSON */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
