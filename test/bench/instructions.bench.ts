@@ -61,7 +61,7 @@ async function main(): Promise<void> {
 
   const server = await startBenchServer({
     adminToken: benchAdminToken,
-    env: { LOCUS_RATE_LIMIT: '100000000', LOCUS_RATE_BURST: '100000000', LOCUS_SEND_TO_URL_ALLOW: '127.0.0.1', LOCUS_MAX_BULK: '10000' },
+    env: { LOCUS_RATE_LIMIT: '100000000', LOCUS_RATE_BURST: '100000000', LOCUS_SEND_TO_URL_ALLOW: '127.0.0.1', LOCUS_MAX_BULK: '10000', LOCUS_INSTRUCTION_MAX_PER_REALM: '2000' },
   });
   const pid = server.child.pid;
   try {
