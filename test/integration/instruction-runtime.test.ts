@@ -103,6 +103,24 @@ describe('instruction runtime (SQLite, one process)', () => {
     assert.deepEqual(await proc.store.instructions.members(realm.id, 'troublemakers'), []);
   });
 
+  it('a new source starts from an empty set (then for every current match); a new label or data changes nothing', async () => {
+    const realm = await proc.realm('renewed');
+    const { objects, instructions } = proc.services;
+    await objects.upsert(realm, 'o1', { data: { kind: 'box' } });
+    await proc.instruct(realm, 'count', 'when object(kind="box") then set("v", 1)');
+    await proc.settle(realm);
+    assert.equal((await proc.object(realm, 'o1'))?.data.v, 1);
+    const fired = (): number => proc.changes.filter((c) => c.change.origin?.instruction === 'count').length;
+    await instructions.update(realm, 'count', { label: 'renamed', data: { note: 'x' } });
+    await proc.settle(realm);
+    assert.equal(fired(), 1);
+    await instructions.update(realm, 'count', { instruction: 'when object(kind="box") then set("v", 2)' });
+    await proc.settle(realm);
+    assert.equal((await proc.object(realm, 'o1'))?.data.v, 2);
+    assert.equal(fired(), 2);
+    assert.deepEqual(await proc.store.instructions.members(realm.id, 'count'), ['o:o1']);
+  });
+
   it('within pairs: set acts on both objects of a pair as it forms and as it breaks', async () => {
     const realm = await proc.realm('pairs');
     const { objects } = proc.services;

@@ -91,6 +91,8 @@ void describe('Helm chart charts/locus', () => {
     assert.deepEqual(env.get('LOCUS_STORE'), { secretKeyRef: { name: 'locus-mongodb', key: 'uri' } });
     assert.equal(env.get('LOCUS_BUS'), 'nats://nats:4222');
     assert.equal(env.get('LOCUS_METRICS'), 'true');
+    // Each pod holds instruction leases under its own name.
+    assert.deepEqual(env.get('LOCUS_PROCESS_ID'), { fieldRef: { fieldPath: 'metadata.name' } });
     assert.equal(env.has('LOCUS_ADMIN_TOKEN'), false);
     assert.equal(env.has('OTEL_EXPORTER_OTLP_ENDPOINT'), false, 'tracing is off unless an endpoint is given');
     // The HPA owns the replica count; a PDB keeps all but one pod through voluntary disruptions.

@@ -253,6 +253,7 @@ export class RealmEngine {
     this.incoming = [];
     if (batch.length > 0) await this.evaluateBatch(batch);
     await this.rescan([...this.running.values()], 'repair');
+    if (this.stopped) return;
     for (const run of this.running.values()) run.clock?.start();
     this.repairTimer = setInterval(() => void this.repair(), settings.repairMs);
     this.repairTimer.unref();
@@ -290,18 +291,28 @@ export class RealmEngine {
     this.index.remove(run.evaluator);
   }
 
-  /** The actions a previous holder (or this process, before a restart) decided and did not finish. */
+  /**
+   * Starts the actions a previous holder (or this process, before a restart) decided and did
+   * not finish, oldest first, without waiting for them (a slow delivery must not hold the
+   * realm's evaluation up); only a full page of actions all under way is waited for, to see
+   * past it.
+   */
   private async carryOutLeftovers(): Promise<void> {
+    const pageSize = 1000;
     const seen = new Set<string>();
     for (;;) {
-      const page = (await this.deps.store.instructions.pending(this.realmKey, 1000)).filter((action) => !seen.has(action.key));
-      if (page.length === 0) return;
-      for (const action of page) {
+      const page = await this.deps.store.instructions.pending(this.realmKey, pageSize);
+      const fresh = page.filter((action) => !seen.has(action.key));
+      for (const action of fresh) {
         seen.add(action.key);
         this.carryOut(action);
       }
-      // Wait for this page before asking for the next: its actions are removed as they finish.
-      await Promise.all([...this.inFlight]);
+      if (page.length < pageSize || this.stopped) return;
+      if (fresh.length === 0) {
+        // Nothing under way either: those rows could not be removed; the next start tries again.
+        if (this.inFlight.size === 0) return;
+        await Promise.all([...this.inFlight]);
+      }
     }
   }
 
