@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: instructions under load, end to end (issue #31). A server process (as
  * `npm start` runs it, SQLite) holds a realm of 100,000 objects and 100 areas; 10,000 updates/s
- * arrive as REST bulk writes of 100 every 10 ms, each moving a scooter and changing its charge.
+ * arrive as v1 frames of 100 `obj upd` over TCP every 10 ms, each moving a scooter and changing
+ * its charge.
  *
  * Phase 1 runs the load with no instruction; phase 2 with 1,000 instructions of every kind the
  * index serves (object conditions, `within` pairs, areas containing objects, objects inside
@@ -16,6 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { benchRealm, benchRequest } from '../support/bench-http.js';
 import { mulberry32 } from '../support/bench-random.js';
+import { connectTcp } from '../support/v1-clients.js';
 import { benchAdminToken, startBenchServer, stopBenchServer } from '../support/bench-server.js';
 import { ms, percentile, processUse, usePerOperation } from '../support/bench-stats.js';
 
@@ -86,6 +88,8 @@ async function main(): Promise<void> {
     }
     log(`${objectCount} objects in ${((now() - started) / 1000).toFixed(1)} s`);
 
+    // The updates come as devices send them: v1 `obj upd` frames over TCP, each update answered.
+    const client = await connectTcp(server.tcpPort, token);
     let sequence = 0;
     /** Sends `rate` updates/s for measureMs; returns the updates sent. */
     async function load(during?: (elapsed: number) => void): Promise<number> {
@@ -97,15 +101,19 @@ async function main(): Promise<void> {
         const elapsed = now() - t0;
         if (elapsed >= measureMs) break;
         if (due > now()) await new Promise((resolve) => setTimeout(resolve, due - now()));
-        const objects = Array.from({ length: batch }, () => {
+        const frame = Array.from({ length: batch }, () => {
           const i = Math.floor(rnd() * objectCount);
           const p = positions[i]!;
           p[0] = Math.min(14, Math.max(13, p[0] + (rnd() - 0.5) * 1e-3));
           p[1] = Math.min(52.8, Math.max(52, p[1] + (rnd() - 0.5) * 1e-3));
           sequence++;
-          return { id: `s${i}`, location: { longitude: p[0], latitude: p[1] }, data: { charge: sequence % 100 } };
+          return { typ: 'obj', act: 'upd', cid: `u${sequence}`, id: `s${i}`, rea: 'ins', loc: { lon: p[0], lat: p[1] }, dat: { charge: sequence % 100 } };
         });
-        pending.push(benchRequest(server.httpUrl, token, 'POST', '/v2/realm/ins/object', { objects }));
+        pending.push(
+          client.request(frame, 30_000).then((replies) => {
+            if (replies.some((reply) => reply?.res !== 'suc')) throw new Error(`an update failed: ${JSON.stringify(replies.find((reply) => reply?.res !== 'suc'))}`);
+          }),
+        );
         sent += batch;
         during?.(now() - t0);
         if (pending.length >= 16) await pending.shift();
@@ -152,6 +160,7 @@ async function main(): Promise<void> {
       }
     });
     const withIns = usePerOperation(before, processUse(pid), insUpdates);
+    await client.close();
     const settle = now();
     while ([...sentAt.keys()].some((id) => !arrivals.has(id)) && now() - settle < 10_000) await new Promise((resolve) => setTimeout(resolve, 50));
     const latencies = [...sentAt].map(([id, at]) => (arrivals.get(id) ?? Number.POSITIVE_INFINITY) - at).sort((a, b) => a - b);
@@ -164,7 +173,7 @@ async function main(): Promise<void> {
       '## Instructions (`test/bench/instructions.bench.ts`)',
       '',
       `A server process (SQLite) with ${objectCount.toLocaleString('en-US')} objects and ${areaCount} areas; ${rate.toLocaleString('en-US')} updates/s`,
-      `as REST bulk writes of ${batch} (each moves a scooter and changes its charge), ${measureMs / 1000} s per phase. Phase 2 adds`,
+      `as v1 frames of ${batch} \`obj upd\` over TCP (each moves a scooter and changes its charge), ${measureMs / 1000} s per phase. Phase 2 adds`,
       `${instructionCount.toLocaleString('en-US')} instructions (object conditions, \`within\` pairs, areas containing objects, objects inside areas)`,
       'that these writes cannot affect, and a probe instruction whose `then` is a `sendToUrl` to a local receiver;',
       `a probe write every ${probeEveryMs} ms is timed from sending to its request's arrival.`,
