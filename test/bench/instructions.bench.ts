@@ -95,7 +95,6 @@ async function main(): Promise<void> {
     async function load(during?: (elapsed: number) => void): Promise<number> {
       const t0 = now();
       let sent = 0;
-      const pending: Promise<unknown>[] = [];
       for (let tick = 0; ; tick++) {
         const due = t0 + tick * ((batch * 1000) / rate);
         const elapsed = now() - t0;
@@ -109,16 +108,17 @@ async function main(): Promise<void> {
           sequence++;
           return { typ: 'obj', act: 'upd', cid: `u${sequence}`, id: `s${i}`, rea: 'ins', loc: { lon: p[0], lat: p[1] }, dat: { charge: sequence % 100 } };
         });
-        pending.push(
-          client.request(frame, 30_000).then((replies) => {
-            if (replies.some((reply) => reply?.res !== 'suc')) throw new Error(`an update failed: ${JSON.stringify(replies.find((reply) => reply?.res !== 'suc'))}`);
-          }),
-        );
+        client.sendText(JSON.stringify(frame));
         sent += batch;
         during?.(now() - t0);
-        if (pending.length >= 16) await pending.shift();
       }
-      await Promise.all(pending);
+      // Every update answered, and all of them with success.
+      const answered = (): number => client.log.reduce((n: number, frame: unknown) => n + (Array.isArray(frame) ? frame.length : 0), 0);
+      const waitFrom = now();
+      while (answered() < sent && now() - waitFrom < 60_000) await new Promise((resolve) => setTimeout(resolve, 20));
+      const replies = client.log.splice(0).flat() as { res?: string; err?: string }[];
+      const failed = replies.find((reply) => reply.res !== 'suc');
+      if (replies.length < sent || failed !== undefined) throw new Error(`${replies.length} of ${sent} updates answered; ${JSON.stringify(failed)}`);
       return sent;
     }
 
