@@ -23,7 +23,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { InstructionRecord, MembershipChange, PendingAction } from '../../domain/instruction.js';
-import type { AreaChange, ChangeOrigin, ObjectChange, Realm } from '../../domain/types.js';
+import type { ChangeOrigin, Realm } from '../../domain/types.js';
 import { toLocusError } from '../../errors.js';
 import type { EventBus, BusSubscription } from '../../events/port.js';
 import type { ChangeFeed, ChangeFeedSubscription, RealmChange } from '../../service/change-feed.js';
@@ -352,22 +352,37 @@ export class RealmEngine {
       const depth = origin?.depth ?? 0;
       const silent = depth >= maxDepth;
       if (silent) this.depthReached(origin as ChangeOrigin);
-      if (item.kind === 'object') this.mirror.applyObject(item.change.old, item.change.new);
-      else this.mirror.applyArea(item.change.old, item.change.new);
-      for (const evaluator of this.affected(item)) {
+      // The state before the change is the mirror's, not the record's `old`: after a lost message
+      // they differ, and the index and the evaluators must see what the sets were computed from.
+      let evaluate: (evaluator: InstructionEvaluator) => MembershipDelta;
+      let evaluators: Iterable<InstructionEvaluator>;
+      if (item.kind === 'object') {
+        const prev = this.mirror.object(item.change.id);
+        const next = item.change.new;
+        evaluators = this.index.objectChanged(prev, next);
+        this.mirror.applyObject(prev, next);
+        evaluate = (evaluator) => evaluator.onObjectChange(this.mirror, prev, next);
+      } else {
+        const prev = this.mirror.area(item.change.id);
+        const next = item.change.new;
+        evaluators = this.index.areaChanged(prev, next);
+        this.mirror.applyArea(prev, next);
+        evaluate = (evaluator) => evaluator.onAreaChange(this.mirror, prev, next);
+      }
+      for (const evaluator of evaluators) {
         const run = this.running.get(evaluator.id);
         if (run === undefined) continue;
-        const before = performance.now();
+        const started = performance.now();
         evaluations++;
         try {
-          const delta = item.kind === 'object' ? evaluateObject(run, this.mirror, item.change) : evaluateArea(run, this.mirror, item.change);
+          const delta = evaluate(run.evaluator);
           deltas.add(run, delta, depth, silent);
         } catch (err) {
           this.failed(run, `evaluation failed: ${toLocusError(err).message}`);
           // Its set may be half updated: the next change makes it rescan.
           run.evaluator.load([...run.evaluator.entries]);
         }
-        spent.set(run, (spent.get(run) ?? 0) + performance.now() - before);
+        spent.set(run, (spent.get(run) ?? 0) + performance.now() - started);
       }
     }
     const ms = performance.now() - started;
@@ -376,10 +391,6 @@ export class RealmEngine {
     await this.commit(deltas);
   }
 
-  /** The evaluators a change can affect. */
-  private affected(item: RealmChange): Iterable<InstructionEvaluator> {
-    return item.kind === 'object' ? this.index.objectChanged(item.change.old, item.change.new) : this.index.areaChanged(item.change.old, item.change.new);
-  }
 
   /** Evaluates instructions over the whole realm and fires the differences. */
   private async rescan(runs: readonly Running[], trigger: EvaluationTrigger): Promise<void> {
@@ -524,10 +535,3 @@ export class RealmEngine {
   }
 }
 
-function evaluateObject(run: Running, mirror: RealmMirror, change: ObjectChange): MembershipDelta {
-  return run.evaluator.onObjectChange(mirror, change.old, change.new);
-}
-
-function evaluateArea(run: Running, mirror: RealmMirror, change: AreaChange): MembershipDelta {
-  return run.evaluator.onAreaChange(mirror, change.old, change.new);
-}
