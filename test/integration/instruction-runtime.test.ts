@@ -178,6 +178,11 @@ describe('instruction runtime (SQLite, one process)', () => {
     assert.equal(warns.length, 1, JSON.stringify(proc.logs));
     assert.equal(warns[0]?.id, 'b-to-a');
     assert.match(warns[0]?.msg ?? '', /depth limit \(4/);
+    // The holder keeps the realm's log history without any subscriber (a later `log` subscription with `exe` gets it).
+    assert.deepEqual(
+      proc.delivery.log.recent(realm.id).filter((entry) => entry.lvl === 'warn').map((entry) => entry.id),
+      ['b-to-a'],
+    );
     // The sets follow the data all the same: a repair finds nothing to fire.
     assert.deepEqual(await proc.store.instructions.members(realm.id, 'a-to-b'), ['o:x']);
     await (await proc.engine(realm)).repair();

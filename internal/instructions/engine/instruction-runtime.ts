@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Realm } from '../../domain/types.js';
-import type { EventBus } from '../../events/port.js';
+import type { BusSubscription, EventBus } from '../../events/port.js';
 import type { AreaService } from '../../service/areas.js';
 import type { ChangeFeed } from '../../service/change-feed.js';
 import { isoTime, type Clock } from '../../service/clock.js';
@@ -44,7 +44,7 @@ export interface InstructionRuntimeDeps {
   /** The sendToUrl queue. */
   delivery: Pick<DeliveryQueue, 'enqueue' | 'stopRealm'>;
   /** The realms' instruction logs (pushed to `log` subscribers). */
-  log: Pick<InstructionLog, 'append'>;
+  log: Pick<InstructionLog, 'append' | 'listen'>;
   observer: InstructionObserver;
   settings: RuntimeSettings;
   clock: Clock;
@@ -95,11 +95,14 @@ class HeldEngine implements HeldRealm {
   engine: RealmEngine | null = null;
   private stopped = false;
   readonly ready: Promise<void>;
+  /** The holder keeps the realm's log history, so a `log` subscriber with `exe` gets it here too. */
+  private readonly logHistory: BusSubscription;
 
   constructor(
     private readonly key: string,
     private readonly runtime: InstructionRuntime,
   ) {
+    this.logHistory = runtime.deps.log.listen(key);
     this.ready = runtime.deps.findRealm(key).then(
       (realm) => {
         if (realm === null || this.stopped) return;
@@ -114,6 +117,7 @@ class HeldEngine implements HeldRealm {
     this.stopped = true;
     await this.ready;
     await this.engine?.stop();
+    this.logHistory.unsubscribe();
     // Its deliveries under way are the next holder's now (they stay in the outbox).
     this.runtime.deps.delivery.stopRealm(this.key);
   }
