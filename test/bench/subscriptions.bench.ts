@@ -31,6 +31,8 @@ import { defaultCycleMs, LiveSubscriptions, type RealmRef } from '../../internal
 import { ObjectService } from '../../internal/service/objects.js';
 import { openStore } from '../../internal/store/open-store.js';
 import type { Store } from '../../internal/store/port.js';
+import type { SubscriptionUpdate } from '../../internal/service/live/push-port.js';
+import { subscriptionMessages } from '../../internal/transport/actions/subscription-pushes.js';
 import type { V1Connection } from '../../internal/transport/actions/v1-handler.js';
 import { paced } from '../support/bench-clock.js';
 import { mulberry32 } from '../support/bench-random.js';
@@ -61,6 +63,10 @@ class TimingConnection implements V1Connection {
   readonly principal = principal;
   push(messages: readonly object[]): void {
     this.onPush(messages);
+  }
+  /** As the v1 session does: the updates' v1 messages, one push. */
+  pushSubscriptions(updates: readonly SubscriptionUpdate[]): void {
+    this.push(subscriptionMessages(updates));
   }
   onClose(): void {
     // never closes during the bench

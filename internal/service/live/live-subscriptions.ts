@@ -43,11 +43,10 @@ import {
 import type { RealmChangedEvent } from '../../domain/events.js';
 import type { BusSubscription, EventBus, RealmMessage } from '../../events/port.js';
 import type { AreaStore, ObjectStore, RealmStore } from '../../store/port.js';
-import type { V1Connection } from '../../transport/actions/v1-handler.js';
 import { noPresence, type PresenceLookup } from '../presence-port.js';
 import { ConnectionLive, type LiveSubscription } from './connection-live.js';
 import { ObjectSubscription, RealmObjects } from './realm-objects.js';
-import { realmRecord, v1Records, type RecordFormat } from './records.js';
+import type { SubscriberConnection, SubscriptionUpdate } from './push-port.js';
 
 /** `unknown subscription <id>`, 404 (the brief's fixed text). */
 export const unknownSubscription = (id: string): LocusError => notFound(`unknown subscription ${id.slice(0, 256)}`);
@@ -103,7 +102,6 @@ export interface LiveDeps {
   /** Where a resync finds out whether a realm still exists, and its label and data. */
   realms: Pick<RealmStore, 'get'>;
   presence?: PresenceLookup;
-  records?: RecordFormat;
   onError?: (err: unknown) => void;
 }
 
@@ -120,13 +118,13 @@ class AreaSubscription implements LiveSubscription {
     this.full = true;
     this.conn.schedule(this);
   }
-  drain(out: object[]): void {
+  drain(out: SubscriptionUpdate[]): void {
     if (!this.full) return;
     this.full = false;
-    const are: Record<string, object> = {};
+    const areas: Area[] = [];
     const { readable } = this;
-    for (const [id, area] of this.realm.areaMap ?? []) if (readable === null || readable(id)) are[id] = this.realm.records.area(area);
-    out.push({ typ: 'sub', id: this.id, uty: 'ful', are });
+    for (const [id, area] of this.realm.areaMap ?? []) if (readable === null || readable(id)) areas.push(area);
+    out.push({ kind: 'areas', subscription: this.id, areas });
   }
   detach(): void {
     this.conn.unschedule(this);
@@ -136,7 +134,7 @@ class AreaSubscription implements LiveSubscription {
 }
 
 class RealmDataSubscription implements LiveSubscription {
-  private pending: object[] = [];
+  private pending: SubscriptionUpdate[] = [];
   constructor(
     readonly id: string,
     readonly conn: ConnectionLive,
@@ -149,10 +147,10 @@ class RealmDataSubscription implements LiveSubscription {
     this.pushCurrent();
   }
   pushCurrent(): void {
-    this.pending.push({ typ: 'sub', id: this.id, uty: 'ful', rea: realmRecord(this.realm.name, this.realm.label, this.realm.data) });
+    this.pending.push({ kind: 'realmData', subscription: this.id, realm: this.realm.name, label: this.realm.label, data: this.realm.data });
     this.conn.schedule(this);
   }
-  drain(out: object[]): void {
+  drain(out: SubscriptionUpdate[]): void {
     for (const message of this.pending) out.push(message);
     this.pending = [];
   }
@@ -164,7 +162,7 @@ class RealmDataSubscription implements LiveSubscription {
 }
 
 class RealmEventsSubscription implements LiveSubscription {
-  private pending: object[] = [];
+  private pending: SubscriptionUpdate[] = [];
   constructor(
     readonly id: string,
     readonly conn: ConnectionLive,
@@ -174,11 +172,10 @@ class RealmEventsSubscription implements LiveSubscription {
   ) {}
   event(event: RealmChangedEvent): void {
     if (!realmAllows(this.principal, event.name, 'R')) return;
-    // Exactly these keys (compat 3.8: deep equality in the client's tests).
-    this.pending.push({ typ: 'sub', id: this.id, uty: 'ful', dat: { typ: 'rea', id: event.name, act: event.act } });
+    this.pending.push({ kind: 'realmEvent', subscription: this.id, realm: event.name, act: event.act });
     this.conn.schedule(this);
   }
-  drain(out: object[]): void {
+  drain(out: SubscriptionUpdate[]): void {
     for (const message of this.pending) out.push(message);
     this.pending = [];
   }
@@ -206,13 +203,12 @@ class RealmLive {
   constructor(
     readonly key: string,
     readonly owner: LiveSubscriptions,
-    readonly records: RecordFormat,
     presence: PresenceLookup,
     objects: Pick<ObjectStore, 'list' | 'get'>,
     private readonly areas: Pick<AreaStore, 'list'>,
     onError: (err: unknown) => void,
   ) {
-    this.objects = new RealmObjects({ realm: key, records, presence }, objects, onError);
+    this.objects = new RealmObjects({ realm: key, presence }, objects, onError);
     this.bus = owner.bus.subscribe(key, (message) => this.receive(message));
   }
 
@@ -369,12 +365,11 @@ type AnySubscription = ObjectSubscription | AreaSubscription | RealmDataSubscrip
 
 export class LiveSubscriptions {
   readonly bus: EventBus;
-  private readonly connections = new Map<V1Connection, ConnectionLive>();
+  private readonly connections = new Map<SubscriberConnection, ConnectionLive>();
   private readonly realms = new Map<string, RealmLive>();
   private readonly tenants = new Map<string, TenantLive>();
   private readonly options = new WeakMap<LiveSubscription, SubscriptionOptions>();
   private readonly presence: PresenceLookup;
-  private readonly records: RecordFormat;
   private readonly onError: (err: unknown) => void;
   private readonly maxPerConnection: number;
   private readonly cycleMs: number;
@@ -388,7 +383,6 @@ export class LiveSubscriptions {
   ) {
     this.bus = deps.bus;
     this.presence = deps.presence ?? noPresence;
-    this.records = deps.records ?? v1Records;
     this.onError = deps.onError ?? (() => undefined);
     this.maxPerConnection = limits.maxPerConnection ?? maxSubscriptionsPerConnection;
     this.cycleMs = limits.cycleMs ?? defaultCycleMs;
@@ -400,7 +394,7 @@ export class LiveSubscriptions {
    * subscription is live; with `exe:true` the set is pushed on the next cycle. `realm` is
    * null only for realm events (`dat.typ:"sys"`), which watch the connection's tenant.
    */
-  async create(connection: V1Connection, id: string, realm: RealmRef | null, dat: unknown): Promise<void> {
+  async create(connection: SubscriberConnection, id: string, realm: RealmRef | null, dat: unknown): Promise<void> {
     const options = parseSubscriptionOptions(dat, this.limits);
     const exe = wantsInitialPush(dat);
     const conn = this.connectionOf(connection);
@@ -453,7 +447,7 @@ export class LiveSubscriptions {
    * `sub` `upd` (compat 5.6): the partial rule of domain/subscription-options.ts, then one
    * `ful` push of the whole new set on the next cycle (even when empty, even without `exe`).
    */
-  async update(connection: V1Connection, id: string, dat: unknown): Promise<void> {
+  async update(connection: SubscriberConnection, id: string, dat: unknown): Promise<void> {
     const conn = this.connections.get(connection);
     const sub = conn?.subscriptions.get(id);
     if (conn === undefined || sub === undefined) throw unknownSubscription(id);
@@ -473,7 +467,7 @@ export class LiveSubscriptions {
   }
 
   /** `sub` `del`: ends the subscription; nothing it had queued is pushed. */
-  delete(connection: V1Connection, id: string): void {
+  delete(connection: SubscriberConnection, id: string): void {
     const conn = this.connections.get(connection);
     const sub = conn?.subscriptions.get(id);
     if (conn === undefined || sub === undefined) throw unknownSubscription(id);
@@ -581,7 +575,7 @@ export class LiveSubscriptions {
     tenant.bus.unsubscribe();
   }
 
-  private connectionOf(connection: V1Connection): ConnectionLive {
+  private connectionOf(connection: SubscriberConnection): ConnectionLive {
     let conn = this.connections.get(connection);
     if (conn === undefined) {
       const created = new ConnectionLive(connection, this.cycleMs);
@@ -599,7 +593,7 @@ export class LiveSubscriptions {
   private realmOf(key: string): RealmLive {
     let live = this.realms.get(key);
     if (live === undefined) {
-      live = new RealmLive(key, this, this.records, this.presence, this.deps.objects, this.deps.areas, this.onError);
+      live = new RealmLive(key, this, this.presence, this.deps.objects, this.deps.areas, this.onError);
       this.realms.set(key, live);
     }
     return live;

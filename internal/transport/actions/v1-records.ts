@@ -1,17 +1,87 @@
 /**
- * The records the v1 wire shows (compat 4.2, 4.3): objects and areas with Hivekit's short
+ * The records the v1 wire shows (compat 4.2, 4.3, 5.3): objects and areas with Hivekit's short
  * keys. Object reads (`obj rea`) and subscription pushes use objectRecord; `obj lis` uses
- * objectListEntry, `are rea` areaRecord, `are lis` areaListEntry. List entries carry exactly
- * their keys (the client compares them with deep equality), so an unset label is `""` there;
- * records leave `lab` out when unset.
+ * objectListEntry, `are rea` and area pushes areaRecord, `are lis` areaListEntry. List entries
+ * carry exactly their keys (the client compares them with deep equality), so an unset label is
+ * `""` there; records leave `lab` out when unset.
  */
-import { areaRecord, locationRecord, objectRecord } from '../../service/live/records.js';
-import type { ConnectionStatus, Data, ShapeType, TrackedObject } from '../../domain/types.js';
-import type { V1ShapeType } from './v1-shapes.js';
+import { toV1Shape, type V1ShapeData, type V1ShapeType } from '../../domain/hivekit-shapes.js';
+import type { Area, ConnectionStatus, Data, Location, RealmData, ShapeType, TrackedObject } from '../../domain/types.js';
 
-// One builder for reads and pushes: service/live/records.ts.
-export { areaRecord, locationRecord, objectRecord };
-export type { V1AreaRecord, V1Location, V1ObjectRecord } from '../../service/live/records.js';
+/** A location as the v1 wire shows it: every key present, zero-filled; `tim` only with a fix. */
+export interface V1Location {
+  gcs: string;
+  lon: number;
+  lat: number;
+  acc: number;
+  spe: number;
+  hea: number;
+  alt: number;
+  alc: number;
+  tim?: string;
+}
+
+export interface V1ObjectRecord {
+  id: string;
+  lab?: string;
+  loc: V1Location;
+  dat?: Data;
+  cst: ConnectionStatus;
+  tds?: string[];
+}
+
+export interface V1AreaRecord {
+  id: string;
+  lab?: string;
+  sty: V1ShapeType;
+  sha: V1ShapeData;
+  dat: Data;
+}
+
+export function locationRecord(location: Location | null): V1Location {
+  if (location === null) return { gcs: '', lon: 0, lat: 0, acc: 0, spe: 0, hea: 0, alt: 0, alc: 0 };
+  return {
+    gcs: '',
+    lon: location.longitude,
+    lat: location.latitude,
+    acc: location.accuracy ?? 0,
+    spe: location.speed ?? 0,
+    hea: location.heading ?? 0,
+    alt: location.altitude ?? 0,
+    alc: location.altitudeAccuracy ?? 0,
+    tim: location.time,
+  };
+}
+
+const isEmpty = (data: Data): boolean => {
+  for (const _key in data) return false;
+  return true;
+};
+
+/**
+ * `{"id","lab"?,"loc","dat"?,"cst","tds"?}` in the key order of compat 4.2: `loc` zero-filled,
+ * `lab` only when set, `dat` only when not empty, `tds` (task ids) only when there are some.
+ */
+export function objectRecord(obj: TrackedObject, cst: ConnectionStatus): V1ObjectRecord {
+  const record: Partial<V1ObjectRecord> = { id: obj.id };
+  if (obj.label !== null) record.lab = obj.label;
+  record.loc = locationRecord(obj.location);
+  if (!isEmpty(obj.data)) record.dat = obj.data;
+  record.cst = cst;
+  if (obj.tasks !== undefined && obj.tasks.length > 0) record.tds = obj.tasks;
+  return record as V1ObjectRecord;
+}
+
+/** `{"id","lab"?,"sty","sha","dat"}` as `are rea` returns it: the shape in the v1 form it was sent in. */
+export function areaRecord(area: Area): V1AreaRecord {
+  const { sty, sha } = toV1Shape(area.shape);
+  return area.label === null ? { id: area.id, sty, sha, dat: area.data } : { id: area.id, lab: area.label, sty, sha, dat: area.data };
+}
+
+/** The realm-data push payload `{"id","lab"?,"dat"}` (`id`: the name the tenant knows). */
+export function realmRecord(name: string, label: string | null, data: RealmData): object {
+  return label === null ? { id: name, dat: data } : { id: name, lab: label, dat: data };
+}
 
 export interface V1ObjectListEntry {
   id: string;
