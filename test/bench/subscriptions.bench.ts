@@ -38,6 +38,7 @@ import { paced } from '../support/bench-clock.js';
 import { mulberry32 } from '../support/bench-random.js';
 import { moveOne, objectData, startPositions, subscriptionOptions, timeRecords, type PushedObjects } from '../support/bench-live-workload.js';
 import { percentile } from '../support/bench-stats.js';
+import { createSubscription } from '../../internal/transport/actions/subscription-options.js';
 
 const objectCount = 10_000;
 const connections = 100;
@@ -132,7 +133,7 @@ async function run(): Promise<Result> {
       for (let s = 0; s < perConnection; s++) {
         const k = c * perConnection + s;
         const options = optionsOf(k, subRnd);
-        await live.create(conn, `${options.sty === 'tar' ? 'tar' : 'sub'}-${k}`, ref, options);
+        await createSubscription(live, conn, `${options.sty === 'tar' ? 'tar' : 'sub'}-${k}`, ref, options);
       }
     }
     log(`created in ${Math.round(now() - createdAt)} ms`);

@@ -33,13 +33,7 @@ import type { Principal } from '../../auth/principal.js';
 import { idForbidden, readFilter, realmAllows, type IdFilter } from '../../auth/rights.js';
 import { tooLarge, notFound, LocusError } from '../../errors.js';
 import type { Area, RealmData } from '../../domain/types.js';
-import {
-  parseSubscriptionOptions,
-  updateSubscriptionOptions,
-  wantsInitialPush,
-  type OptionLimits,
-  type SubscriptionOptions,
-} from '../../domain/subscription-options.js';
+import type { OptionLimits, SubscriptionOptions } from '../../domain/subscription.js';
 import type { RealmChangedEvent } from '../../domain/events.js';
 import type { BusSubscription, EventBus, RealmMessage } from '../../events/port.js';
 import type { AreaStore, ObjectStore, RealmStore } from '../../store/port.js';
@@ -52,11 +46,11 @@ import type { SubscriberConnection, SubscriptionUpdate } from './push-port.js';
 export const unknownSubscription = (id: string): LocusError => notFound(`unknown subscription ${id.slice(0, 256)}`);
 
 /**
- * A target subscription (`sty:"tar"`) follows its target's location: its token must be
+ * A target subscription follows its target's location: its token must be
  * allowed to read the target (`per` R on its id), else 403 and nothing changes.
  */
 function checkTarget(readable: IdFilter | null, options: SubscriptionOptions): void {
-  if (readable === null || options.kind !== 'obj' || options.scope.sty !== 'tar') return;
+  if (readable === null || options.kind !== 'objects' || options.scope.kind !== 'target') return;
   if (!readable(options.scope.target)) throw idForbidden('R', options.scope.target);
 }
 
@@ -388,15 +382,17 @@ export class LiveSubscriptions {
     this.cycleMs = limits.cycleMs ?? defaultCycleMs;
   }
 
+  /** What the options of a subscription here may hold (parsers check them before create and update). */
+  get optionLimits(): OptionLimits {
+    return this.limits;
+  }
+
   /**
-   * `sub` `cre`: validates `dat` (nothing is created when it is bad), replaces a subscription
-   * of the same id on this connection, loads the current set and resolves once the
-   * subscription is live; with `exe:true` the set is pushed on the next cycle. `realm` is
-   * null only for realm events (`dat.typ:"sys"`), which watch the connection's tenant.
+   * `sub` `cre`: replaces a subscription of the same id on this connection, loads the current
+   * set and resolves once the subscription is live; with `exe` (`exe:true`) the set is pushed on
+   * the next cycle. `realm` is null only for realm events, which watch the connection's tenant.
    */
-  async create(connection: SubscriberConnection, id: string, realm: RealmRef | null, dat: unknown): Promise<void> {
-    const options = parseSubscriptionOptions(dat, this.limits);
-    const exe = wantsInitialPush(dat);
+  async create(connection: SubscriberConnection, id: string, realm: RealmRef | null, options: SubscriptionOptions, exe: boolean): Promise<void> {
     const conn = this.connectionOf(connection);
     const old = conn.subscriptions.get(id);
     if (old !== undefined) this.dropSubscription(conn, old);
@@ -404,13 +400,13 @@ export class LiveSubscriptions {
       throw tooLarge(`a connection may hold at most ${this.maxPerConnection} subscriptions; delete some first`);
     }
     let sub: AnySubscription;
-    if (options.kind === 'sys') {
+    if (options.kind === 'realmEvents') {
       const tenant = this.tenantOf(connection.principal.tenant);
       sub = new RealmEventsSubscription(id, conn, tenant, connection.principal);
       tenant.events.add(sub);
     } else {
       if (realm === null) throw new LocusError('invalid_request', 'this subscription needs a realm in rea');
-      if (options.kind === 'rea') {
+      if (options.kind === 'realmData') {
         const tenant = this.tenantOf(realm.tenant);
         const data = new RealmDataSubscription(id, conn, tenant, realm);
         tenant.addData(data);
@@ -418,9 +414,9 @@ export class LiveSubscriptions {
         if (exe) data.pushCurrent();
       } else {
         const readable = readFilter(connection.principal, realm.name);
-        if (options.kind === 'obj') checkTarget(readable, options);
+        if (options.kind === 'objects') checkTarget(readable, options);
         const live = this.realmOf(realm.key);
-        if (options.kind === 'obj') {
+        if (options.kind === 'objects') {
           sub = new ObjectSubscription(id, conn, live.objects, options, readable);
         } else {
           const area = new AreaSubscription(id, conn, live, readable);
@@ -444,20 +440,21 @@ export class LiveSubscriptions {
   }
 
   /**
-   * `sub` `upd` (compat 5.6): the partial rule of domain/subscription-options.ts, then one
+   * `sub` `upd` (compat 5.6): `next` makes the new options from the current ones (the partial
+   * rule of transport/actions/subscription-options.ts; it throws to change nothing), then one
    * `ful` push of the whole new set on the next cycle (even when empty, even without `exe`).
    */
-  async update(connection: SubscriberConnection, id: string, dat: unknown): Promise<void> {
+  async update(connection: SubscriberConnection, id: string, next: (current: SubscriptionOptions) => SubscriptionOptions): Promise<void> {
     const conn = this.connections.get(connection);
     const sub = conn?.subscriptions.get(id);
     if (conn === undefined || sub === undefined) throw unknownSubscription(id);
     const current = this.options.get(sub);
     if (current === undefined) throw unknownSubscription(id);
-    const next = updateSubscriptionOptions(current, dat, this.limits);
-    if (sub instanceof ObjectSubscription && next.kind === 'obj') checkTarget(sub.readable, next);
-    this.options.set(sub, next);
-    if (sub instanceof ObjectSubscription && next.kind === 'obj') {
-      await sub.realm.reconfigure(sub, next);
+    const options = next(current);
+    if (sub instanceof ObjectSubscription && options.kind === 'objects') checkTarget(sub.readable, options);
+    this.options.set(sub, options);
+    if (sub instanceof ObjectSubscription && options.kind === 'objects') {
+      await sub.realm.reconfigure(sub, options);
     } else if (sub instanceof AreaSubscription) {
       await sub.realm.areasReady();
       sub.pushFull();

@@ -3,7 +3,7 @@
  * object ids that currently match it, and every object write, deletion and presence change of
  * the realm is evaluated only against the subscriptions that can concern it — never a rescan:
  *
- * - whole-realm subscriptions (`sty:"rea"`) are candidates for every write, except those with
+ * - whole-realm subscriptions are candidates for every write, except those with
  *   an equality condition (`type="car"`, `$id="x"`), which are found by the value the write's
  *   object has for that field;
  * - shape and target subscriptions sit in an R-tree (rbush) under the boxes of their shape
@@ -29,7 +29,7 @@
 import RBush from 'rbush';
 import type { IdFilter } from '../../auth/rights.js';
 import type { ConnectionStatus, FilterCondition, ScalarValue, Shape, TrackedObject } from '../../domain/types.js';
-import type { ObjectOptions } from '../../domain/subscription-options.js';
+import type { ObjectOptions } from '../../domain/subscription.js';
 import { isNested, sameDataValue } from '../../domain/data.js';
 import { fieldValue, matchesFilter } from '../../domain/filter.js';
 import { sameTasks } from '../../domain/object.js';
@@ -137,20 +137,20 @@ export class ObjectSubscription implements LiveSubscription {
   }
 
   get spatial(): boolean {
-    return this.options.scope.sty !== 'rea';
+    return this.options.scope.kind !== 'realm';
   }
 
   get target(): string | null {
-    return this.options.scope.sty === 'tar' ? this.options.scope.target : null;
+    return this.options.scope.kind === 'target' ? this.options.scope.target : null;
   }
 
   /** Sets shape and test from the options (and, for a target, its center). */
   compile(): void {
     const scope = this.options.scope;
-    if (scope.sty === 'rea') {
+    if (scope.kind === 'realm') {
       this.shape = null;
       this.test = null;
-    } else if (scope.sty === 'tar') {
+    } else if (scope.kind === 'target') {
       this.shape = this.center === null ? 'none' : { cx: this.center.lon, cy: this.center.lat, r: scope.radius };
       this.test = this.shape === 'none' ? null : compileShape(this.shape);
     } else {
