@@ -1,6 +1,9 @@
 /**
  * Instruction and log subscriptions (hivekit-compat.md 4.9, 5.3; `dat.typ` `ins` and `log`).
  *
+ * Pushes leave as domain updates (push-port.ts); the v1 messages named here are built in
+ * transport/actions/subscription-pushes.ts.
+ *
  * - `ins`: every push is `{"typ":"sub","id","uty":"ful","ins":{<id>:{"id","lab","dat"}}}`, the
  *   realm's complete instruction map (`ful`, so that deletions show), after each create, update
  *   or delete of an instruction of the realm by any process (InstructionChangedEvent on the
@@ -25,8 +28,8 @@ import type { InstructionRecord } from '../../domain/instruction.js';
 import type { BusSubscription, EventBus, RealmMessage } from '../../events/port.js';
 import { LocusError, toLocusError } from '../../errors.js';
 import type { InstructionStore } from '../../store/port.js';
-import { instructionPushEntry } from '../../transport/actions/v1-instruction-records.js';
 import type { ConnectionLive, LiveSubscription } from './connection-live.js';
+import type { SubscriptionUpdate } from './push-port.js';
 
 export type LogEntry = InstructionLogEvent['entry'];
 
@@ -54,8 +57,8 @@ export interface InstructionFeedDeps {
 
 export class InstructionsSubscription implements LiveSubscription {
   private full = false;
-  /** The map the subscriber was last sent (for resync). */
-  sent: Record<string, object> | null = null;
+  /** The instructions the subscriber was last sent (for resync). */
+  sent: InstructionRecord[] | null = null;
   constructor(
     readonly id: string,
     readonly conn: ConnectionLive,
@@ -66,20 +69,18 @@ export class InstructionsSubscription implements LiveSubscription {
     this.full = true;
     this.conn.schedule(this);
   }
-  /** The map this subscriber may see now. */
-  current(): Record<string, object> {
-    const out: Record<string, object> = {};
-    for (const record of this.realm.records ?? []) {
-      if (this.readable === null || this.readable(record.id)) out[record.id] = instructionPushEntry(record);
-    }
-    return out;
+  /** The instructions this subscriber may see now. */
+  current(): InstructionRecord[] {
+    const { readable } = this;
+    const records = this.realm.records ?? [];
+    return readable === null ? records : records.filter((record) => readable(record.id));
   }
-  drain(out: object[]): void {
+  drain(out: SubscriptionUpdate[]): void {
     if (!this.full) return;
     this.full = false;
-    const ins = this.current();
-    this.sent = ins;
-    out.push({ typ: 'sub', id: this.id, uty: 'ful', ins });
+    const instructions = this.current();
+    this.sent = instructions;
+    out.push({ kind: 'instructions', subscription: this.id, instructions });
   }
   detach(): void {
     this.conn.unschedule(this);
@@ -114,9 +115,9 @@ export class LogSubscription implements LiveSubscription {
     this.initial = true;
     this.conn.schedule(this);
   }
-  drain(out: object[]): void {
+  drain(out: SubscriptionUpdate[]): void {
     if (this.pending.length === 0 && !this.initial) return;
-    out.push({ typ: 'sub', id: this.id, uty: 'ful', log: this.pending });
+    out.push({ kind: 'log', subscription: this.id, entries: this.pending });
     this.pending = [];
     this.initial = false;
   }
