@@ -60,7 +60,7 @@ describe('ins and log subscriptions', () => {
         objects: { list: unused, get: unused },
         areas: { list: unused },
         tasks: { list: unused },
-        realms: { get: () => Promise.resolve(null) },
+        realms: { get: (key) => Promise.resolve(key === realm.id ? realm : null) },
         instructions: records,
         logHistory: {
           listen: (key) => {
@@ -221,6 +221,16 @@ describe('ins and log subscriptions', () => {
     await live.resync();
     await settle();
     assert.deepEqual(same.take(), [{ typ: 'sub', id: 'i', uty: 'ful', ins: { a: { id: 'a', lab: 'changed meanwhile', dat: {} } } }]);
+    // The realm deleted during an outage: its subscriptions end silently at the resync, as the others do.
+    const gone = new FakeConnection();
+    const goneRef: RealmRef = { ...ref, key: 'gone', name: 'gone' };
+    await createSubscription(live, gone, 'i', goneRef, { typ: 'ins' });
+    await createSubscription(live, gone, 'l', goneRef, { typ: 'log' });
+    assert.equal(live.count(), 3);
+    await live.resync();
+    await settle();
+    assert.equal(live.count(), 1);
+    assert.deepEqual(gone.take(), []);
   });
 
   it('without an instruction store, ins and log subscriptions are refused with 501 and nothing is held', async () => {

@@ -17,7 +17,8 @@
  *
  * Rights (`per`): a subscriber sees only the instructions, and the log events of the
  * instructions, whose id its token may read (readFilter); it hears of nothing else. A deleted
- * realm ends the subscriptions silently; after a bus outage (resync) the map is read again and
+ * realm ends the subscriptions silently, also when it went during a bus outage (found at the
+ * resync, as for the other kinds); after an outage (resync) the map is read again and
  * pushed where it differs from what the subscriber was last sent. Log events published during
  * an outage are lost (events, not state), as realm events are.
  */
@@ -25,7 +26,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { IdFilter } from '../../auth/rights.js';
 import type { InstructionLogEvent } from '../../domain/events.js';
 import type { InstructionRecord } from '../../domain/instruction.js';
-import type { BusSubscription, EventBus, RealmMessage } from '../../events/port.js';
+import type { BusSubscription } from '../../events/port.js';
 import { LocusError, toLocusError } from '../../errors.js';
 import type { InstructionStore } from '../../store/port.js';
 import type { ConnectionLive, LiveSubscription } from './connection-live.js';
@@ -49,7 +50,6 @@ export const noLogHistory: LogHistory = { listen: () => ({ unsubscribe: () => un
 export const maxLogPerPush = 1000;
 
 export interface InstructionFeedDeps {
-  bus: EventBus;
   instructions: Pick<InstructionStore, 'list'>;
   logHistory?: LogHistory;
   onError: (err: unknown) => void;
@@ -129,17 +129,20 @@ export class LogSubscription implements LiveSubscription {
   }
 }
 
-/** One realm with instruction or log subscriptions here: its bus subscription and its map of instructions. */
+/**
+ * The instruction and log subscriptions of one realm here, and its map of instructions. The
+ * realm's `ins` and `log` events come from its holder's bus subscription (live-subscriptions.ts
+ * RealmLive), which also ends these subscriptions when the realm is deleted.
+ */
 export class RealmInstructions {
   readonly instructionSubs = new Set<InstructionsSubscription>();
   readonly logSubs = new Set<LogSubscription>();
   /** The realm's instructions while it has `ins` subscriptions (null: not read yet). */
   records: InstructionRecord[] | null = null;
-  private readonly bus: BusSubscription;
   /** Keeps the realm's recent log events while it has `log` subscribers. */
   private logHold: BusSubscription | null = null;
   /** Ids changed since the last read began; a read runs again while there are some. */
-  private changed = new Set<string>();
+  private changedIds = new Set<string>();
   private stale = false;
   private reading: Promise<void> | null = null;
   /** Why the last read failed. */
@@ -148,8 +151,12 @@ export class RealmInstructions {
   constructor(
     readonly key: string,
     private readonly owner: InstructionFeeds,
-  ) {
-    this.bus = owner.deps.bus.subscribe(key, (message) => this.receive(message));
+    /** Called when the last instruction or log subscription went. */
+    private readonly released: () => void,
+  ) {}
+
+  get size(): number {
+    return this.instructionSubs.size + this.logSubs.size;
   }
 
   /** Reads the map once, unless it is held already; rejects when it could not be read. */
@@ -170,21 +177,20 @@ export class RealmInstructions {
     for (const sub of this.instructionSubs) if (sub.sent !== null && !isDeepStrictEqual(sub.sent, sub.current())) sub.pushFull();
   }
 
-  private receive(message: RealmMessage): void {
-    if (message.kind === 'realm_deleted') {
-      this.owner.dropRealm(this);
-      return;
-    }
-    let logs: LogEntry[] | null = null;
-    for (const event of message.events) {
-      if (event.kind === 'ins' && this.instructionSubs.size > 0) {
-        this.changed.add(event.id);
-        this.stale = true;
-      } else if (event.kind === 'log' && this.logSubs.size > 0) {
-        (logs ??= []).push(event.entry);
-      }
-    }
-    if (logs !== null) for (const sub of this.logSubs) sub.add(logs);
+  /** An `ins` event: instruction `id` was created, updated or deleted (the map is read at settle()). */
+  changed(id: string): void {
+    if (this.instructionSubs.size === 0) return;
+    this.changedIds.add(id);
+    this.stale = true;
+  }
+
+  /** The `log` events of one bus message. */
+  logged(entries: readonly LogEntry[]): void {
+    for (const sub of this.logSubs) sub.add(entries);
+  }
+
+  /** After a bus message: reads the map once for all the `ins` events it held. */
+  settle(): void {
     if (this.stale) this.reading ??= this.read();
   }
 
@@ -193,8 +199,8 @@ export class RealmInstructions {
     try {
       while (this.stale) {
         this.stale = false;
-        const changed = this.changed;
-        this.changed = new Set();
+        const changed = this.changedIds;
+        this.changedIds = new Set();
         this.records = await this.owner.deps.instructions.list(this.key);
         if (changed.size === 0) continue;
         const ids = [...changed];
@@ -221,40 +227,32 @@ export class RealmInstructions {
       this.logHold?.unsubscribe();
       this.logHold = null;
     }
-    if (this.instructionSubs.size === 0 && this.logSubs.size === 0) this.owner.releaseRealm(this);
-  }
-
-  unsubscribe(): void {
-    this.logHold?.unsubscribe();
-    this.logHold = null;
-    this.bus.unsubscribe();
+    if (this.size === 0) this.released();
   }
 }
 
-/** Every realm's instruction and log subscriptions on this process. */
+/** What instruction and log subscriptions of every realm here share: the store, the log history. */
 export class InstructionFeeds {
-  private readonly realms = new Map<string, RealmInstructions>();
   readonly history: LogHistory;
 
-  constructor(
-    readonly deps: InstructionFeedDeps,
-    /** Ends a subscription as LiveSubscriptions does (its connection forgets it, then detach). */
-    private readonly drop: (conn: ConnectionLive, sub: LiveSubscription) => void,
-  ) {
+  constructor(readonly deps: InstructionFeedDeps) {
     this.history = deps.logHistory ?? noLogHistory;
   }
 
+  /** The instruction and log subscriptions of a realm (`released`: when the last one went). */
+  realm(key: string, released: () => void): RealmInstructions {
+    return new RealmInstructions(key, this, released);
+  }
+
   /** A new `ins` subscription, registered at once (a change while start() reads the map reaches it). */
-  instructions(id: string, conn: ConnectionLive, realmKey: string, readable: IdFilter | null): InstructionsSubscription {
-    const realm = this.realmOf(realmKey);
+  instructions(id: string, conn: ConnectionLive, realm: RealmInstructions, readable: IdFilter | null): InstructionsSubscription {
     const sub = new InstructionsSubscription(id, conn, realm, readable);
     realm.instructionSubs.add(sub);
     return sub;
   }
 
   /** A new `log` subscription, registered at once. */
-  log(id: string, conn: ConnectionLive, realmKey: string, readable: IdFilter | null): LogSubscription {
-    const realm = this.realmOf(realmKey);
+  log(id: string, conn: ConnectionLive, realm: RealmInstructions, readable: IdFilter | null): LogSubscription {
     const sub = new LogSubscription(id, conn, realm, readable);
     realm.addLog(sub);
     return sub;
@@ -271,39 +269,5 @@ export class InstructionFeeds {
     } else if (exe) {
       sub.pushInitial(this.history.recent(sub.realm.key));
     }
-  }
-
-  /** Every realm's map read again, pushed where it changed. */
-  async resync(): Promise<number> {
-    let count = 0;
-    for (const realm of this.realms.values()) count += realm.instructionSubs.size + realm.logSubs.size;
-    await Promise.all([...this.realms.values()].map((realm) => realm.resync().catch(this.deps.onError)));
-    return count;
-  }
-
-  dropRealm(realm: RealmInstructions): void {
-    for (const sub of [...realm.instructionSubs]) this.drop(sub.conn, sub);
-    for (const sub of [...realm.logSubs]) this.drop(sub.conn, sub);
-    this.releaseRealm(realm);
-  }
-
-  releaseRealm(realm: RealmInstructions): void {
-    if (this.realms.get(realm.key) !== realm) return;
-    this.realms.delete(realm.key);
-    realm.unsubscribe();
-  }
-
-  /** Realms with a bus subscription here (tests: they are released). */
-  held(): number {
-    return this.realms.size;
-  }
-
-  private realmOf(key: string): RealmInstructions {
-    let realm = this.realms.get(key);
-    if (realm === undefined) {
-      realm = new RealmInstructions(key, this);
-      this.realms.set(key, realm);
-    }
-    return realm;
   }
 }

@@ -4,12 +4,14 @@
  * another subscription), and their pushes.
  *
  * Kinds (`dat.typ`): objects (`obj`, realm-objects.ts), areas (`are`: always `uty:"ful"` with
- * the realm's complete area set), tasks (`tsk`, realm-tasks.ts: `cre`/`upd`/`del` like objects), realm data (`rea`: `{"rea":{"id","lab","dat"}}` after each
- * update of that realm) and realm events (`sys`: `{"dat":{"typ":"rea","id","act"}}` for each
- * realm create, update and delete of the tenant). Everything arrives through the event bus:
- * a realm's `obj`, `del`, `cst`, `are`, `tsk` events and its deletion, and the tenant channel's
- * realm changes. Each realm or tenant with subscriptions here holds one bus subscription.
- * Instructions (`ins`) and instruction logs (`log`): instruction-feeds.ts.
+ * the realm's complete area set), tasks (`tsk`, realm-tasks.ts: `cre`/`upd`/`del` like
+ * objects), realm data (`rea`: `{"rea":{"id","lab","dat"}}` after each update of that realm),
+ * realm events (`sys`: `{"dat":{"typ":"rea","id","act"}}` for each realm create, update and
+ * delete of the tenant), instructions (`ins`) and instruction logs (`log`, both
+ * instruction-feeds.ts). Everything arrives through the event bus: a realm's `obj`, `del`,
+ * `cst`, `are`, `tsk`, `ins` and `log` events and its deletion, and the tenant channel's realm
+ * changes. Each realm or tenant with subscriptions here holds one bus subscription. The wire
+ * forms named here are written in transport/actions/subscription-pushes.ts (push-port.ts).
  *
  * Pushes are batched per connection (connection-live.ts, every `cycleMs`). `exe:true` and
  * every `upd` push the whole set on the next cycle after the reply; after `del` nothing more
@@ -40,7 +42,7 @@ import type { BusSubscription, EventBus, RealmMessage } from '../../events/port.
 import type { AreaStore, InstructionStore, ObjectStore, RealmStore, TaskStore } from '../../store/port.js';
 import { noPresence, type PresenceLookup } from '../presence-port.js';
 import { ConnectionLive, type LiveSubscription } from './connection-live.js';
-import { InstructionFeeds, InstructionsSubscription, LogSubscription, type LogHistory } from './instruction-feeds.js';
+import { InstructionFeeds, InstructionsSubscription, LogSubscription, type LogEntry, type LogHistory, type RealmInstructions } from './instruction-feeds.js';
 import { ObjectSubscription, RealmObjects } from './realm-objects.js';
 import type { SubscriberConnection, SubscriptionUpdate } from './push-port.js';
 import { RealmTasks, TaskSubscription } from './realm-tasks.js';
@@ -196,6 +198,8 @@ class RealmLive {
   readonly objects: RealmObjects;
   readonly areaSubs = new Set<AreaSubscription>();
   readonly tasks: RealmTasks;
+  /** The realm's instruction and log subscriptions (null: none yet). */
+  instructions: RealmInstructions | null = null;
   /** The realm's areas while it has area subscriptions (null: not loaded). */
   areaMap: Map<string, Area> | null = null;
   private areaLoad: Promise<void> | null = null;
@@ -218,7 +222,13 @@ class RealmLive {
   }
 
   get empty(): boolean {
-    return this.objects.size === 0 && this.areaSubs.size === 0 && this.tasks.size === 0;
+    return this.objects.size === 0 && this.areaSubs.size === 0 && this.tasks.size === 0 && (this.instructions?.size ?? 0) === 0;
+  }
+
+  /** The realm's instruction and log subscriptions, made at the first. */
+  instructionsWith(feeds: InstructionFeeds): RealmInstructions {
+    this.instructions ??= feeds.realm(this.key, () => this.release());
+    return this.instructions;
   }
 
   /** Loads the realm's areas once (events meanwhile queue and are replayed). */
@@ -292,6 +302,7 @@ class RealmLive {
       this.owner.dropRealm(this);
       return;
     }
+    let logs: LogEntry[] | null = null;
     for (const event of message.events) {
       switch (event.kind) {
         case 'object': {
@@ -311,10 +322,19 @@ class RealmLive {
         case 'tsk':
           this.tasks.changed(event.change);
           break;
+        case 'ins':
+          this.instructions?.changed(event.id);
+          break;
+        case 'log':
+          (logs ??= []).push(event.entry);
+          break;
         default:
           break;
       }
     }
+    if (this.instructions === null) return;
+    if (logs !== null) this.instructions.logged(logs);
+    this.instructions.settle();
   }
 
   /** Drops the realm when its last subscription went. */
@@ -396,12 +416,7 @@ export class LiveSubscriptions {
     this.maxPerConnection = limits.maxPerConnection ?? maxSubscriptionsPerConnection;
     this.cycleMs = limits.cycleMs ?? defaultCycleMs;
     const { instructions, logHistory } = deps;
-    this.feeds =
-      instructions === undefined
-        ? null
-        : new InstructionFeeds({ bus: this.bus, instructions, onError: this.onError, ...(logHistory === undefined ? {} : { logHistory }) }, (conn, sub) => {
-            this.dropSubscription(conn, sub);
-          });
+    this.feeds = instructions === undefined ? null : new InstructionFeeds({ instructions, onError: this.onError, ...(logHistory === undefined ? {} : { logHistory }) });
   }
 
   /** What the options of a subscription here may hold (parsers check them before create and update). */
@@ -431,7 +446,8 @@ export class LiveSubscriptions {
       if (options.kind === 'instructions' || options.kind === 'log') {
         const feeds = this.feedsOrRefuse(options.kind);
         const readable = readFilter(connection.principal, realm.name);
-        sub = options.kind === 'instructions' ? feeds.instructions(id, conn, realm.key, readable) : feeds.log(id, conn, realm.key, readable);
+        const target = this.realmOf(realm.key).instructionsWith(feeds);
+        sub = options.kind === 'instructions' ? feeds.instructions(id, conn, target, readable) : feeds.log(id, conn, target, readable);
       } else if (options.kind === 'realmData') {
         const tenant = this.tenantOf(realm.tenant);
         const data = new RealmDataSubscription(id, conn, tenant, realm);
@@ -537,7 +553,7 @@ export class LiveSubscriptions {
     const reads: (() => Promise<void>)[] = [];
     let count = 0;
     for (const live of this.realms.values()) {
-      count += live.objects.size + live.areaSubs.size + live.tasks.size;
+      count += live.objects.size + live.areaSubs.size + live.tasks.size + (live.instructions?.size ?? 0);
       realmChecks.push(() => this.checkRealm(live, reads));
     }
     for (const tenant of this.tenants.values()) {
@@ -548,7 +564,6 @@ export class LiveSubscriptions {
     }
     await runAll(realmChecks, resyncConcurrency, this.onError);
     await runAll(reads, resyncConcurrency, this.onError);
-    if (this.feeds !== null) count += await this.feeds.resync();
     return count;
   }
 
@@ -563,6 +578,8 @@ export class LiveSubscriptions {
     for (const sub of live.objects.subscriptions()) reads.push(() => live.objects.resync(sub));
     if (live.areaSubs.size > 0) reads.push(() => live.resyncAreas());
     if (live.tasks.size > 0) reads.push(() => live.tasks.resync());
+    const { instructions } = live;
+    if (instructions !== null && instructions.instructionSubs.size > 0) reads.push(() => instructions.resync());
   }
 
   /** Realm data subscriptions of one realm: they end if it is gone, else push it if it differs. */
@@ -584,7 +601,7 @@ export class LiveSubscriptions {
 
   /** Realms and tenants with a bus subscription here (for tests: they are released). */
   held(): { realms: number; tenants: number; connections: number } {
-    return { realms: this.realms.size + (this.feeds?.held() ?? 0), tenants: this.tenants.size, connections: this.connections.size };
+    return { realms: this.realms.size, tenants: this.tenants.size, connections: this.connections.size };
   }
 
   // --- internals (used by the per-realm and per-tenant holders) ------------------------
@@ -602,6 +619,8 @@ export class LiveSubscriptions {
     for (const sub of live.objects.subscriptions()) this.dropSubscription(sub.conn, sub);
     for (const sub of [...live.areaSubs]) this.dropSubscription(sub.conn, sub);
     for (const sub of [...live.tasks.subs]) this.dropSubscription(sub.conn, sub);
+    for (const sub of [...(live.instructions?.instructionSubs ?? [])]) this.dropSubscription(sub.conn, sub);
+    for (const sub of [...(live.instructions?.logSubs ?? [])]) this.dropSubscription(sub.conn, sub);
     this.releaseRealm(live);
   }
 
