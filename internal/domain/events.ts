@@ -32,7 +32,7 @@ export interface AreaChangedEvent {
  * from both.
  */
 export interface LocationEvent {
-  kind: 'loc';
+  kind: 'location';
   realm: string;
   object: TrackedObject;
   connectionStatus: ConnectionStatus;
@@ -43,7 +43,7 @@ export interface LocationEvent {
  * engine's output, on the bus like the change records.
  */
 export interface AreaCrossingEvent {
-  kind: 'ent' | 'exi';
+  kind: 'entered' | 'exited';
   realm: string;
   object: string;
   area: string;
@@ -52,14 +52,14 @@ export interface AreaCrossingEvent {
 
 /** `evt` model: an object was deleted. */
 export interface ObjectDeletedEvent {
-  kind: 'del';
+  kind: 'deleted';
   realm: string;
   object: string;
 }
 
 /** `evt` model: an area was deleted. */
 export interface AreaDeletedEvent {
-  kind: 'del';
+  kind: 'deleted';
   realm: string;
   area: string;
 }

@@ -1,9 +1,9 @@
 /**
  * How the NATS bus cuts one publish call's events into messages: one message per kind
  * (subject `locus.<realm>.evt.<kind>`), not one per event. A publish call may interleave kinds
- * (`exi a, ent a, exi b, ent b, …`: the geofence engine's crossings), so runs of consecutive
+ * (`exited a, entered a, exited b, entered b, …`: the geofence engine's crossings), so runs of consecutive
  * events of one kind would be one event each; instead the events are gathered by kind and the
- * kinds sent in a fixed order (object, exi, ent, area, cst, pub, …: the order of one object's
+ * kinds sent in a fixed order (object, exited, entered, area, cst, pub, …: the order of one object's
  * events). That reorders events of different objects past each other, never two events of
  * the same object (or area, or pub/sub id): when an event would have to go before an earlier
  * event of its key that sits in a later kind, the set gathered so far is sent first and a new
@@ -22,8 +22,8 @@ function keyOf(event: LocusEvent): string {
   switch (event.kind) {
     case 'object':
       return `o${event.change.id}`;
-    case 'ent':
-    case 'exi':
+    case 'entered':
+    case 'exited':
     case 'cst':
       return `o${event.object}`;
     case 'pub':
@@ -40,7 +40,7 @@ function keyOf(event: LocusEvent): string {
 }
 
 /** Send order of the kinds. */
-const rank: Record<LocusEvent['kind'], number> = { object: 0, exi: 1, ent: 2, area: 3, cst: 4, pub: 5, ins: 6, log: 7, tsk: 8 };
+const rank: Record<LocusEvent['kind'], number> = { object: 0, exited: 1, entered: 2, area: 3, cst: 4, pub: 5, ins: 6, log: 7, tsk: 8 };
 const kinds = Object.keys(rank) as LocusEvent['kind'][];
 
 /** The events in runs of one kind each, in the order to send them; see the module comment. */

@@ -53,8 +53,8 @@ export function crossingsOf(change: ObjectChange, index: AreaIndex, out: AreaCro
   // Both lists are in id order: exits are the areas of wasIn missing from isIn, enters
   // the reverse, each found by one walk of the two lists (no sets: a location update
   // allocates what its events need and little else).
-  pushCrossings(out, 'exi', wasIn, isIn, change.realm, change.id, after.time);
-  pushCrossings(out, 'ent', isIn, wasIn, change.realm, change.id, after.time);
+  pushCrossings(out, 'exited', wasIn, isIn, change.realm, change.id, after.time);
+  pushCrossings(out, 'entered', isIn, wasIn, change.realm, change.id, after.time);
   return out;
 }
 
@@ -63,7 +63,7 @@ const noAreas: readonly string[] = [];
 /** Adds a `kind` event for each area of `from` that `other` lacks; both sorted (code unit order). */
 function pushCrossings(
   events: AreaCrossingEvent[],
-  kind: 'ent' | 'exi',
+  kind: 'entered' | 'exited',
   from: readonly string[],
   other: readonly string[],
   realm: string,

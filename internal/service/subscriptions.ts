@@ -38,12 +38,12 @@ export interface SubscriptionFilter {
 /** True when every object and area the event names passes `readable`. */
 function readableEvent(readable: IdFilter, event: SubscriptionEvent): boolean {
   switch (event.kind) {
-    case 'loc':
+    case 'location':
       return readable(event.object.id);
-    case 'ent':
-    case 'exi':
+    case 'entered':
+    case 'exited':
       return readable(event.object) && readable(event.area);
-    case 'del':
+    case 'deleted':
       return readable('object' in event ? event.object : event.area);
   }
 }
@@ -62,18 +62,18 @@ export function subscriptionEventsOf(events: readonly LocusEvent[], presence: Pr
         const { change } = event;
         const after = change.new;
         if (after === null) {
-          if (change.old !== null) out.push({ kind: 'del', realm: event.realm, object: change.id });
+          if (change.old !== null) out.push({ kind: 'deleted', realm: event.realm, object: change.id });
         } else if (after.location !== null && !sameLocation(change.old?.location ?? null, after.location)) {
           // The object as stored: the wire view is built where the event goes to the wire.
-          out.push({ kind: 'loc', realm: event.realm, object: after, connectionStatus: presence.statusOf(event.realm, after.id) });
+          out.push({ kind: 'location', realm: event.realm, object: after, connectionStatus: presence.statusOf(event.realm, after.id) });
         }
         break;
       }
       case 'area':
-        if (event.change.new === null && event.change.old !== null) out.push({ kind: 'del', realm: event.realm, area: event.change.id });
+        if (event.change.new === null && event.change.old !== null) out.push({ kind: 'deleted', realm: event.realm, area: event.change.id });
         break;
-      case 'ent':
-      case 'exi':
+      case 'entered':
+      case 'exited':
         out.push(event);
         break;
       default:
@@ -112,12 +112,12 @@ export function filterPasses(filter: SubscriptionFilter, event: SubscriptionEven
   const readable = filter.readable ?? null;
   if (readable !== null && !readableEvent(readable, event)) return false;
   if (filter.areas !== null) {
-    if (event.kind !== 'ent' && event.kind !== 'exi') return false;
+    if (event.kind !== 'entered' && event.kind !== 'exited') return false;
     if (!filter.areas.has(event.area)) return false;
   }
   if (filter.objects !== null) {
     const object =
-      event.kind === 'loc' ? event.object.id : event.kind === 'ent' || event.kind === 'exi' || (event.kind === 'del' && 'object' in event) ? event.object : null;
+      event.kind === 'location' ? event.object.id : event.kind === 'entered' || event.kind === 'exited' || (event.kind === 'deleted' && 'object' in event) ? event.object : null;
     if (object === null || !filter.objects.has(object)) return false;
   }
   return true;

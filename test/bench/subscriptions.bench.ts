@@ -31,11 +31,14 @@ import { defaultCycleMs, LiveSubscriptions, type RealmRef } from '../../internal
 import { ObjectService } from '../../internal/service/objects.js';
 import { openStore } from '../../internal/store/open-store.js';
 import type { Store } from '../../internal/store/port.js';
+import type { SubscriptionUpdate } from '../../internal/service/live/push-port.js';
+import { subscriptionMessages } from '../../internal/transport/actions/subscription-pushes.js';
 import type { V1Connection } from '../../internal/transport/actions/v1-handler.js';
 import { paced } from '../support/bench-clock.js';
 import { mulberry32 } from '../support/bench-random.js';
 import { moveOne, objectData, startPositions, subscriptionOptions, timeRecords, type PushedObjects } from '../support/bench-live-workload.js';
 import { percentile } from '../support/bench-stats.js';
+import { createSubscription } from '../../internal/transport/actions/subscription-options.js';
 
 const objectCount = 10_000;
 const connections = 100;
@@ -61,6 +64,10 @@ class TimingConnection implements V1Connection {
   readonly principal = principal;
   push(messages: readonly object[]): void {
     this.onPush(messages);
+  }
+  /** As the v1 session does: the updates' v1 messages, one push. */
+  pushSubscriptions(updates: readonly SubscriptionUpdate[]): void {
+    this.push(subscriptionMessages(updates));
   }
   onClose(): void {
     // never closes during the bench
@@ -126,7 +133,7 @@ async function run(): Promise<Result> {
       for (let s = 0; s < perConnection; s++) {
         const k = c * perConnection + s;
         const options = optionsOf(k, subRnd);
-        await live.create(conn, `${options.sty === 'tar' ? 'tar' : 'sub'}-${k}`, ref, options);
+        await createSubscription(live, conn, `${options.sty === 'tar' ? 'tar' : 'sub'}-${k}`, ref, options);
       }
     }
     log(`created in ${Math.round(now() - createdAt)} ms`);

@@ -52,7 +52,7 @@ export const loc = (realm: string, id: string, n: number): LocusEvent => ({ kind
 /** The number `loc` gave an event, or null for another event. */
 export const numberOf = (event: LocusEvent): number | null => (event.kind === 'pub' ? (event.dat as { n: number }).n : null);
 
-const ent = (realm: string, id: string, area: string): LocusEvent => ({ kind: 'ent', realm, object: id, area, time: '2024-01-01T00:00:00.000Z' });
+const ent = (realm: string, id: string, area: string): LocusEvent => ({ kind: 'entered', realm, object: id, area, time: '2024-01-01T00:00:00.000Z' });
 const cst = (realm: string, id: string): LocusEvent => ({ kind: 'cst', realm, object: id, status: 'con' });
 const realmChanged = (tenant: string, name: string): RealmChangedEvent => ({ kind: 'rea', act: 'cre', tenant, realm: `${tenant}/${name}`, name, record: { label: null, data: {} } });
 

@@ -8,8 +8,8 @@ import type { LocusEvent } from '../../internal/events/port.js';
 const R = 'fleet';
 const change = { old: null, new: null, history: [], time: 't' };
 const obj = (id: string): LocusEvent => ({ kind: 'object', realm: R, change: { realm: R, id, ...change } });
-const ent = (id: string, area: string): LocusEvent => ({ kind: 'ent', realm: R, object: id, area, time: 't' });
-const exi = (id: string, area: string): LocusEvent => ({ kind: 'exi', realm: R, object: id, area, time: 't' });
+const ent = (id: string, area: string): LocusEvent => ({ kind: 'entered', realm: R, object: id, area, time: 't' });
+const exi = (id: string, area: string): LocusEvent => ({ kind: 'exited', realm: R, object: id, area, time: 't' });
 const are = (id: string): LocusEvent => ({ kind: 'area', realm: R, change: { realm: R, id, old: null, new: null } });
 const cst = (id: string): LocusEvent => ({ kind: 'cst', realm: R, object: id, status: 'con' });
 const pub = (id: string): LocusEvent => ({ kind: 'pub', realm: R, eve: 'e', idp: id, dat: null });
@@ -30,7 +30,7 @@ const show = (runs: { kind: string; events: LocusEvent[] }[]): string[] => runs.
 describe('kindRuns', () => {
   it('gathers interleaved events into one run per kind, each object\'s events in order', () => {
     const events = [obj('a'), obj('b'), exi('b', 'A'), ent('b', 'B'), obj('c'), ent('c', 'A'), exi('d', 'A'), ent('d', 'B')];
-    assert.deepEqual(show(kindRuns(events)), ['object:oa,ob,oc', 'exi:ob,od', 'ent:ob,oc,od']);
+    assert.deepEqual(show(kindRuns(events)), ['object:oa,ob,oc', 'exited:ob,od', 'entered:ob,oc,od']);
   });
 
   it('keeps one run for a single-kind call, and nothing for an empty one', () => {
@@ -41,7 +41,7 @@ describe('kindRuns', () => {
   it('starts a new set rather than move an object\'s event before its earlier one', () => {
     // a enters A, then (second write of a in the same call) exits it: exi must stay after ent.
     const events = [obj('a'), ent('a', 'A'), obj('b'), obj('a'), exi('a', 'A')];
-    assert.deepEqual(show(kindRuns(events)), ['object:oa,ob', 'ent:oa', 'object:oa', 'exi:oa']);
+    assert.deepEqual(show(kindRuns(events)), ['object:oa,ob', 'entered:oa', 'object:oa', 'exited:oa']);
   });
 
   it('keeps areas and objects of the same id apart, and presence with its pub/sub publication', () => {
@@ -79,7 +79,7 @@ describe('kindRuns', () => {
     );
   });
 
-  it('property: the crossings of a bulk write of distinct objects take at most two runs (exi, ent)', () => {
+  it('property: the crossings of a bulk write of distinct objects take at most two runs (exited, entered)', () => {
     fc.assert(
       fc.property(fc.uniqueArray(fc.string({ minLength: 1, maxLength: 4 }), { maxLength: 50 }), fc.array(fc.nat(3), { minLength: 50, maxLength: 50 }), (ids, shapes) => {
         const events = ids.flatMap((id, i) => {

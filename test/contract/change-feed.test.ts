@@ -116,7 +116,7 @@ describe('change feed over NATS (BusChangeFeed)', () => {
     const events = changeRecords('elsewhere');
     // A message with crossings and presence only: no call.
     a.bus.publish('elsewhere', [
-      { kind: 'ent', realm: 'elsewhere', object: 'o', area: 'A', time: 't' },
+      { kind: 'entered', realm: 'elsewhere', object: 'o', area: 'A', time: 't' },
       { kind: 'cst', realm: 'elsewhere', object: 'o', status: 'con' },
     ]);
     for (const event of events) {
@@ -160,8 +160,8 @@ describe('change feed over NATS (BusChangeFeed)', () => {
     await b.objects.upsert(zone, 'b-car', fix(0, 2));
     await a.objects.upsert(zone, 'a-car', fix(10, 3));
     const crossings = (events: typeof onA.events): string[] =>
-      events.flatMap((e) => (e.kind === 'ent' || e.kind === 'exi' ? [`${e.kind} ${e.object} ${e.area}`] : [])).sort();
-    const expected = ['ent a-car yard', 'ent b-car yard', 'exi a-car yard'];
+      events.flatMap((e) => (e.kind === 'entered' || e.kind === 'exited' ? [`${e.kind} ${e.object} ${e.area}`] : [])).sort();
+    const expected = ['entered a-car yard', 'entered b-car yard', 'exited a-car yard'];
     await eventually(() => crossings(onA.events).length >= 3 && crossings(onB.events).length >= 3, 'the crossings on both processes');
     await a.bus.flush();
     await b.bus.flush();

@@ -137,7 +137,7 @@ describe('caches told through control messages', () => {
       const seen: string[] = [];
       bus.subscribe(realm.id, (message) => {
         if (message.kind !== 'events') return;
-        for (const event of message.events as LocusEvent[]) if (event.kind === 'ent') seen.push(`${event.object}>${event.area}`);
+        for (const event of message.events as LocusEvent[]) if (event.kind === 'entered') seen.push(`${event.object}>${event.area}`);
       });
       return seen;
     };
@@ -170,7 +170,7 @@ describe('caches told through control messages', () => {
     const seen: string[] = [];
     deafBus.subscribe(realm.id, (message) => {
       if (message.kind !== 'events') return;
-      for (const event of message.events as LocusEvent[]) if (event.kind === 'ent' || event.kind === 'exi') seen.push(`${event.kind} ${event.object}>${event.area}`);
+      for (const event of message.events as LocusEvent[]) if (event.kind === 'entered' || event.kind === 'exited') seen.push(`${event.kind} ${event.object}>${event.area}`);
     });
     const fix = (s: number, lon: number): { location: { longitude: number; latitude: number; time: string } } => ({
       location: { longitude: lon, latitude: 0, time: new Date(start + s * 1000).toISOString() },
@@ -192,6 +192,6 @@ describe('caches told through control messages', () => {
     await deaf.objects.upsert(realm, 'car-d', fix(3, 10));
     await deaf.objects.upsert(realm, 'car-d', fix(4, 0));
     for (let i = 0; i < 5 && seen.length < 2; i++) await turn();
-    assert.deepEqual(seen, ['exi car-d>depot', 'ent car-d>depot'], 'the reloaded index holds the depot');
+    assert.deepEqual(seen, ['exited car-d>depot', 'entered car-d>depot'], 'the reloaded index holds the depot');
   });
 });

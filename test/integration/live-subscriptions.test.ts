@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { realmKey } from '../../internal/domain/realm-key.js';
 import { RealmService } from '../../internal/service/realms.js';
 import { FakeConnection, liveFixture, principal, sleep, type LiveFixture } from '../support/live-fixture.js';
+import { createSubscription, updateSubscription } from '../../internal/transport/actions/subscription-options.js';
 
 /** Longer than the 10 ms push cycle of the fixture plus the bus's turn. */
 const settle = (): Promise<void> => sleep(60);
@@ -34,7 +35,7 @@ describe('Hivekit subscriptions: the worked example of compat 5.11', () => {
   it('runs steps 1 to 9 with exactly the pushes the client expects', async () => {
     const conn = new FakeConnection();
     // 1: a circle of 110 m, no exe: nothing pushed.
-    await f.live.create(conn, 'S', f.ref, { typ: 'obj', sty: 'cir', sha: { cx: lon0, cy: lat0, r: 110 } });
+    await createSubscription(f.live, conn, 'S', f.ref, { typ: 'obj', sty: 'cir', sha: { cx: lon0, cy: lat0, r: 110 } });
     await settle();
     assert.deepEqual(conn.take(), []);
 
@@ -62,7 +63,7 @@ describe('Hivekit subscriptions: the worked example of compat 5.11', () => {
     });
 
     // 3: the centre moves by 0.002°: one full push of {1, 2, 3}, after the reply.
-    await f.live.update(conn, 'S', { typ: 'obj', sty: 'cir', sha: { cx: lon0 + 0.002, cy: lat0, r: 110 } });
+    await updateSubscription(f.live, conn, 'S', { typ: 'obj', sty: 'cir', sha: { cx: lon0 + 0.002, cy: lat0, r: 110 } });
     assert.deepEqual(conn.take(), [], 'the full push comes on a later cycle than the reply');
     await settle();
     pushes = conn.take();
@@ -90,7 +91,7 @@ describe('Hivekit subscriptions: the worked example of compat 5.11', () => {
     assert.deepEqual(keysOf(pushes[0], 'cre'), ['obj-id-4']);
 
     // 6: 5000 m and testValue>5: a full push of {6, 7, 8, 9}.
-    await f.live.update(conn, 'S', { typ: 'obj', sty: 'cir', sha: { cx: lon0 + 0.002, cy: lat0, r: 5000 }, atr: ['testValue>5'] });
+    await updateSubscription(f.live, conn, 'S', { typ: 'obj', sty: 'cir', sha: { cx: lon0 + 0.002, cy: lat0, r: 5000 }, atr: ['testValue>5'] });
     await settle();
     pushes = conn.take();
     assert.equal(pushes.length, 1);
@@ -107,7 +108,7 @@ describe('Hivekit subscriptions: the worked example of compat 5.11', () => {
     assert.deepEqual((pushes[0]?.obj?.cre?.['obj-id-1'] as { dat?: unknown }).dat, { testValue: 10 });
 
     // 8: {"sty":"rea","atr":[]} clears the filter but keeps the 5000 m circle (obj 2 is ~111 km away).
-    await f.live.update(conn, 'S', { typ: 'obj', sty: 'rea', atr: [] });
+    await updateSubscription(f.live, conn, 'S', { typ: 'obj', sty: 'rea', atr: [] });
     await settle();
     pushes = conn.take();
     assert.equal(pushes.length, 1);
@@ -136,8 +137,8 @@ describe('Hivekit subscriptions: create, exe, membership, delete', () => {
 
   it('exe pushes the current set once, after the create resolved, {"obj":{"cre":{}}} when empty; without exe nothing', async () => {
     const conn = new FakeConnection();
-    await f.live.create(conn, 'empty', f.ref, { typ: 'obj', sty: 'rea', atr: ['kind="none"'], exe: true });
-    await f.live.create(conn, 'quiet', f.ref, { typ: 'obj', sty: 'rea', atr: ['kind="none"'] });
+    await createSubscription(f.live, conn, 'empty', f.ref, { typ: 'obj', sty: 'rea', atr: ['kind="none"'], exe: true });
+    await createSubscription(f.live, conn, 'quiet', f.ref, { typ: 'obj', sty: 'rea', atr: ['kind="none"'] });
     assert.equal(conn.frames.length, 0, 'never in the turn of the reply');
     await settle();
     assert.deepEqual(conn.take(), [{ typ: 'sub', id: 'empty', uty: 'ful', obj: { cre: {} } }]);
@@ -160,7 +161,7 @@ describe('Hivekit subscriptions: create, exe, membership, delete', () => {
     await f.objects.upsert(f.realm, 'm1', { location: { longitude: 10, latitude: 10 }, data: { team: 'a' } });
     await settle();
     const conn = new FakeConnection();
-    await f.live.create(conn, 'team', f.ref, { typ: 'obj', sty: 'rec', sha: { x1: 9, y1: 9, x2: 11, y2: 11 }, atr: ['team="a"'] });
+    await createSubscription(f.live, conn, 'team', f.ref, { typ: 'obj', sty: 'rec', sha: { x1: 9, y1: 9, x2: 11, y2: 11 }, atr: ['team="a"'] });
     await settle();
     assert.deepEqual(conn.take(), []);
     await f.objects.upsert(f.realm, 'm1', { location: { longitude: 10.5, latitude: 10 } });
@@ -192,8 +193,8 @@ describe('Hivekit subscriptions: create, exe, membership, delete', () => {
 
   it('whole-realm subscriptions with an equality condition see objects come and go by that value', async () => {
     const conn = new FakeConnection();
-    await f.live.create(conn, 'blue', f.ref, { typ: 'obj', sty: 'rea', atr: ['colour="blue"', 'size>1'] });
-    await f.live.create(conn, 'one', f.ref, { typ: 'obj', sty: 'rea', atr: ['$id="k/1"'] });
+    await createSubscription(f.live, conn, 'blue', f.ref, { typ: 'obj', sty: 'rea', atr: ['colour="blue"', 'size>1'] });
+    await createSubscription(f.live, conn, 'one', f.ref, { typ: 'obj', sty: 'rea', atr: ['$id="k/1"'] });
     await f.objects.upsert(f.realm, 'k/1', { data: { colour: 'blue', size: 2 } });
     await f.objects.upsert(f.realm, 'k/2', { data: { colour: 'blue', size: 1 } });
     await f.objects.upsert(f.realm, 'k/3', { data: { colour: 'red', size: 5 } });
@@ -228,7 +229,7 @@ describe('Hivekit subscriptions: create, exe, membership, delete', () => {
     const conn = new FakeConnection();
     await f.objects.upsert(f.realm, 'c1', { location: { longitude: 30, latitude: 30 } });
     await settle();
-    await f.live.create(conn, 'box', f.ref, { typ: 'obj', sty: 'rec', sha: { x1: 29, y1: 29, x2: 31, y2: 31 } });
+    await createSubscription(f.live, conn, 'box', f.ref, { typ: 'obj', sty: 'rec', sha: { x1: 29, y1: 29, x2: 31, y2: 31 } });
     // c2 enters and leaves; c1 leaves and comes back; in one cycle.
     await f.objects.upsert(f.realm, 'c2', { location: { longitude: 30, latitude: 30 } });
     await f.objects.upsert(f.realm, 'c2', { location: { longitude: 40, latitude: 30 } });
@@ -248,7 +249,7 @@ describe('Hivekit subscriptions: create, exe, membership, delete', () => {
     await f.objects.upsert(f.realm, 't/near', { location: { longitude: 50.01, latitude: 0 } });
     await f.objects.upsert(f.realm, 't/far', { location: { longitude: 51, latitude: 0 } });
     await settle();
-    await f.live.create(conn, 'tar', f.ref, { typ: 'obj', sty: 'tar', sta: { id: 't/target', r: 2000 }, atr: ['$id!="t/target"'], exe: true });
+    await createSubscription(f.live, conn, 'tar', f.ref, { typ: 'obj', sty: 'tar', sta: { id: 't/target', r: 2000 }, atr: ['$id!="t/target"'], exe: true });
     await settle();
     let pushes = conn.take() as Push[];
     assert.deepEqual(
@@ -286,7 +287,7 @@ describe('Hivekit subscriptions: create, exe, membership, delete', () => {
     const conn = new FakeConnection();
     await f.objects.upsert(f.realm, 'car/1', { location: { longitude: 60, latitude: 0 } });
     await settle();
-    await f.live.create(conn, 'cars', f.ref, { typ: 'obj', sty: 'cir', sha: { cx: 60, cy: 0, r: 1000 } });
+    await createSubscription(f.live, conn, 'cars', f.ref, { typ: 'obj', sty: 'cir', sha: { cx: 60, cy: 0, r: 1000 } });
     f.status.set('car/1', 'con');
     f.bus.publish(f.realm.id, [
       { kind: 'cst', realm: f.realm.id, object: 'car/1', status: 'con' },
@@ -304,8 +305,8 @@ describe('Hivekit subscriptions: create, exe, membership, delete', () => {
     const a = new FakeConnection();
     const b = new FakeConnection();
     const dat = { typ: 'obj', sty: 'cir', sha: { cx: 70, cy: 0, r: 1000 } };
-    await f.live.create(a, 'same', f.ref, dat);
-    await f.live.create(b, 'same', f.ref, dat);
+    await createSubscription(f.live, a, 'same', f.ref, dat);
+    await createSubscription(f.live, b, 'same', f.ref, dat);
     f.live.delete(a, 'same');
     assert.throws(() => f.live.delete(a, 'same'), { message: 'unknown subscription same', status: 404 });
     await f.objects.upsert(f.realm, 'd1', { location: { longitude: 70, latitude: 0 } });
@@ -324,8 +325,8 @@ describe('Hivekit subscriptions: create, exe, membership, delete', () => {
 
   it('a second create of an id on the same connection replaces the first', async () => {
     const conn = new FakeConnection();
-    await f.live.create(conn, 'again', f.ref, { typ: 'obj', sty: 'cir', sha: { cx: 80, cy: 0, r: 1000 } });
-    await f.live.create(conn, 'again', f.ref, { typ: 'obj', sty: 'cir', sha: { cx: 81, cy: 0, r: 1000 } });
+    await createSubscription(f.live, conn, 'again', f.ref, { typ: 'obj', sty: 'cir', sha: { cx: 80, cy: 0, r: 1000 } });
+    await createSubscription(f.live, conn, 'again', f.ref, { typ: 'obj', sty: 'cir', sha: { cx: 81, cy: 0, r: 1000 } });
     assert.equal(f.live.count(), 1);
     await f.objects.upsert(f.realm, 'e1', { location: { longitude: 80, latitude: 0 } });
     await f.objects.upsert(f.realm, 'e2', { location: { longitude: 81, latitude: 0 } });
@@ -354,21 +355,21 @@ describe('Hivekit subscriptions: create, exe, membership, delete', () => {
       ['text', /dat must be a JSON object/],
     ];
     for (const [dat, message] of bad) {
-      await assert.rejects(f.live.create(conn, 'bad', f.ref, dat), (err: Error & { status?: number }) => {
+      await assert.rejects(createSubscription(f.live, conn, 'bad', f.ref, dat), (err: Error & { status?: number }) => {
         assert.match(err.message, message);
         assert.equal(err.status, 400);
         return true;
       });
     }
     for (const typ of ['ins', 'log']) {
-      await assert.rejects(f.live.create(conn, 'bad', f.ref, { typ, sty: 'rea' }), { status: 501, message: new RegExp(`dat.typ "${typ}"`) });
+      await assert.rejects(createSubscription(f.live, conn, 'bad', f.ref, { typ, sty: 'rea' }), { status: 501, message: new RegExp(`dat.typ "${typ}"`) });
     }
     assert.equal(f.live.count(), 0);
     // A bad update leaves the subscription as it was.
-    await f.live.create(conn, 'ok', f.ref, { typ: 'obj', sty: 'cir', sha: { cx: 90, cy: 0, r: 1000 } });
-    await assert.rejects(f.live.update(conn, 'ok', { typ: 'obj', sty: 'cir', sha: { cx: 900, cy: 0, r: 1 } }), { status: 400 });
-    await assert.rejects(f.live.update(conn, 'ok', { typ: 'are' }), { status: 400, message: /differs from the subscription's kind "obj"/ });
-    await assert.rejects(f.live.update(conn, 'nope', { typ: 'obj' }), { status: 404, message: 'unknown subscription nope' });
+    await createSubscription(f.live, conn, 'ok', f.ref, { typ: 'obj', sty: 'cir', sha: { cx: 90, cy: 0, r: 1000 } });
+    await assert.rejects(updateSubscription(f.live, conn, 'ok', { typ: 'obj', sty: 'cir', sha: { cx: 900, cy: 0, r: 1 } }), { status: 400 });
+    await assert.rejects(updateSubscription(f.live, conn, 'ok', { typ: 'are' }), { status: 400, message: /differs from the subscription's kind "obj"/ });
+    await assert.rejects(updateSubscription(f.live, conn, 'nope', { typ: 'obj' }), { status: 404, message: 'unknown subscription nope' });
     await settle();
     assert.deepEqual(conn.take(), []);
     await f.objects.upsert(f.realm, 'g1', { location: { longitude: 90, latitude: 0 } });
@@ -381,11 +382,11 @@ describe('Hivekit subscriptions: create, exe, membership, delete', () => {
     const g = await liveFixture({ maxPerConnection: 2 });
     try {
       const conn = new FakeConnection();
-      await g.live.create(conn, 'a', g.ref, { typ: 'are' });
-      await g.live.create(conn, 'b', g.ref, { typ: 'are' });
-      await assert.rejects(g.live.create(conn, 'c', g.ref, { typ: 'are' }), { status: 413, message: /at most 2 subscriptions/ });
+      await createSubscription(g.live, conn, 'a', g.ref, { typ: 'are' });
+      await createSubscription(g.live, conn, 'b', g.ref, { typ: 'are' });
+      await assert.rejects(createSubscription(g.live, conn, 'c', g.ref, { typ: 'are' }), { status: 413, message: /at most 2 subscriptions/ });
       // Replacing an existing id is no new subscription.
-      await g.live.create(conn, 'b', g.ref, { typ: 'obj' });
+      await createSubscription(g.live, conn, 'b', g.ref, { typ: 'obj' });
       assert.equal(g.live.count(), 2);
     } finally {
       await g.close();
@@ -405,7 +406,7 @@ describe('Hivekit subscriptions: areas, realm data, realm events, realm deletion
     await settle();
     const conn = new FakeConnection();
     // sty/sha/atr are not applied to areas (12.5).
-    await f.live.create(conn, 'areas', f.ref, { typ: 'are', sty: 'cir', sha: { cx: 50, cy: 50, r: 1 }, atr: ['k=2'], exe: true });
+    await createSubscription(f.live, conn, 'areas', f.ref, { typ: 'are', sty: 'cir', sha: { cx: 50, cy: 50, r: 1 }, atr: ['k=2'], exe: true });
     await settle();
     assert.deepEqual(conn.take(), [
       { typ: 'sub', id: 'areas', uty: 'ful', are: { A: { id: 'A', lab: 'Area A', sty: 'rec', sha: { x1: 1, y1: 1, x2: 2, y2: 2 }, dat: { k: 1 } } } },
@@ -432,7 +433,7 @@ describe('Hivekit subscriptions: areas, realm data, realm events, realm deletion
   it('realm events: the sequence of compat 8.1, exactly {typ,id,act} per realm create, update and delete', async () => {
     const conn = new FakeConnection();
     const events = (): unknown[] => conn.take().map((p) => p.dat);
-    await f.live.create(conn, 'realm-subscription--1', null, { typ: 'sys', sty: 'rea' });
+    await createSubscription(f.live, conn, 'realm-subscription--1', null, { typ: 'sys', sty: 'rea' });
     const change = (act: 'cre' | 'upd' | 'del', name: string, tenant = 'default'): void =>
       f.bus.publishTenant(tenant, { kind: 'rea', act, tenant, realm: name, name, record: act === 'del' ? null : { label: name, data: {} } });
     change('cre', 'A');
@@ -473,7 +474,7 @@ describe('Hivekit subscriptions: areas, realm data, realm events, realm deletion
 
   it('a confined principal (opaque realm token) hears of its own realm only', async () => {
     const conn = new FakeConnection(principal('default', 'mine'));
-    await f.live.create(conn, 'sys', null, { typ: 'sys' });
+    await createSubscription(f.live, conn, 'sys', null, { typ: 'sys' });
     for (const name of ['other', 'mine']) f.bus.publishTenant('default', { kind: 'rea', act: 'upd', tenant: 'default', realm: name, name, record: { label: null, data: {} } });
     await settle();
     assert.deepEqual(conn.take().map((p) => p.dat), [{ typ: 'rea', id: 'mine', act: 'upd' }]);
@@ -482,7 +483,7 @@ describe('Hivekit subscriptions: areas, realm data, realm events, realm deletion
 
   it('realm data: one full push per update of that realm, none for other realms; a delete ends it silently', async () => {
     const conn = new FakeConnection();
-    await f.live.create(conn, 'realm-data-r', f.ref, { typ: 'rea', sty: 'rea' });
+    await createSubscription(f.live, conn, 'realm-data-r', f.ref, { typ: 'rea', sty: 'rea' });
     const upd = (realm: string, data: Record<string, unknown>): void =>
       f.bus.publishTenant('default', { kind: 'rea', act: 'upd', tenant: 'default', realm, name: realm, record: { label: 'L', data: data as never } });
     upd(f.realm.id, { a: 1 });
@@ -499,8 +500,8 @@ describe('Hivekit subscriptions: areas, realm data, realm events, realm deletion
     const g = await liveFixture();
     try {
       const conn = new FakeConnection();
-      await g.live.create(conn, 'o', g.ref, { typ: 'obj' });
-      await g.live.create(conn, 'a', g.ref, { typ: 'are' });
+      await createSubscription(g.live, conn, 'o', g.ref, { typ: 'obj' });
+      await createSubscription(g.live, conn, 'a', g.ref, { typ: 'are' });
       await g.objects.upsert(g.realm, 'z', { location: { longitude: 1, latitude: 1 } });
       g.bus.publishRealmDeleted(g.realm.id);
       await settle();
@@ -520,18 +521,18 @@ describe('Hivekit subscriptions: realm changes through the real RealmService (te
       await f.store.tenants.create({ id: 'acme', label: null, created: new Date().toISOString() });
       const realms = new RealmService(f.store, () => Date.now(), f.engine, f.bus);
       const conn = new FakeConnection(principal('acme'));
-      await f.live.create(conn, 'realm-subscription--a', null, { typ: 'sys', sty: 'rea' });
+      await createSubscription(f.live, conn, 'realm-subscription--a', null, { typ: 'sys', sty: 'rea' });
       // The default tenant's realm events do not reach acme.
       const other = new FakeConnection(principal('default'));
-      await f.live.create(other, 'realm-subscription--d', null, { typ: 'sys', sty: 'rea' });
+      await createSubscription(f.live, other, 'realm-subscription--d', null, { typ: 'sys', sty: 'rea' });
       const fleet = await realms.create('acme', 'fleet', { label: 'Fleet', data: { a: 1 } });
       assert.equal(fleet.id, realmKey('acme', 'fleet'));
       assert.notEqual(fleet.id, 'fleet', 'a storage key that is not the name');
       await sleep(60);
       assert.deepEqual(conn.take(), [{ typ: 'sub', id: 'realm-subscription--a', uty: 'ful', dat: { typ: 'rea', id: 'fleet', act: 'cre' } }]);
       const ref = { key: fleet.id, name: fleet.name, tenant: fleet.tenant, label: fleet.label, data: fleet.data };
-      await f.live.create(conn, 'realm-data-fleet', ref, { typ: 'rea', sty: 'rea' });
-      await f.live.create(conn, 'objects', ref, { typ: 'obj', sty: 'rea' });
+      await createSubscription(f.live, conn, 'realm-data-fleet', ref, { typ: 'rea', sty: 'rea' });
+      await createSubscription(f.live, conn, 'objects', ref, { typ: 'obj', sty: 'rea' });
       await realms.update('acme', 'fleet', { data: { a: 2, b: { nested: true } } });
       await sleep(60);
       const pushes = conn.take();

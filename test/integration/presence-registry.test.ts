@@ -282,8 +282,8 @@ describe('legacy evt loc events (locus extension)', () => {
       });
       const statusIn = (id: string): unknown => {
         const [event] = subscriptionEventsOf([{ kind: 'object', realm: 'fleet', change: change(id) }], w.presence);
-        assert.equal(event?.kind, 'loc');
-        return event.kind === 'loc' ? event.connectionStatus : null;
+        assert.equal(event?.kind, 'location');
+        return event.kind === 'location' ? event.connectionStatus : null;
       };
       assert.equal(statusIn('car/1'), 'dis');
       w.presence.connectionOpened(provider({ fleet: ['car/*'] }));

@@ -1,6 +1,7 @@
 /** A live connection without a socket: records what is pushed, closes on demand (pub/sub and presence tests). */
 import { defaultTenant, type DataProviderClaims, type Principal } from '../../internal/auth/principal.js';
-import type { LiveConnection } from '../../internal/service/live-connection.js';
+import type { SubscriberConnection, SubscriptionUpdate } from '../../internal/service/live/push-port.js';
+import { subscriptionMessages } from '../../internal/transport/actions/subscription-pushes.js';
 
 let next = 0;
 
@@ -8,7 +9,7 @@ export function principalWith(dataProvider: DataProviderClaims | null = null, ov
   return { tokenId: 'jwt:test:device', kind: 'jwt', tenant: defaultTenant, realm: null, scope: 'admin', dataProvider, ...overrides };
 }
 
-export class FakeConnection implements LiveConnection {
+export class FakeConnection implements SubscriberConnection {
   readonly id = `fake-${++next}`;
   /** Every message pushed, in order. */
   readonly pushed: object[] = [];
@@ -23,6 +24,11 @@ export class FakeConnection implements LiveConnection {
   push(messages: readonly object[]): void {
     this.pushes++;
     this.pushed.push(...messages);
+  }
+
+  /** As the v1 session does: the updates' v1 messages, one push. */
+  pushSubscriptions(updates: readonly SubscriptionUpdate[]): void {
+    this.push(subscriptionMessages(updates));
   }
 
   onClose(listener: () => void): void {

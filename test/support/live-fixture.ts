@@ -17,6 +17,8 @@ import { ObjectService } from '../../internal/service/objects.js';
 import type { PresenceLookup } from '../../internal/service/presence-port.js';
 import { openStore } from '../../internal/store/open-store.js';
 import type { Store } from '../../internal/store/port.js';
+import type { SubscriptionUpdate } from '../../internal/service/live/push-port.js';
+import { subscriptionMessages } from '../../internal/transport/actions/subscription-pushes.js';
 import type { V1Connection } from '../../internal/transport/actions/v1-handler.js';
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -38,6 +40,10 @@ export class FakeConnection implements V1Connection {
   constructor(readonly principal: Principal = principalOf()) {}
   push(messages: readonly object[]): void {
     this.frames.push([...messages]);
+  }
+  /** As the v1 session does: the updates' v1 messages, one push. */
+  pushSubscriptions(updates: readonly SubscriptionUpdate[]): void {
+    this.push(subscriptionMessages(updates));
   }
   onClose(listener: () => void): void {
     this.closers.push(listener);

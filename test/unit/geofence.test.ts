@@ -84,12 +84,12 @@ class CapturingBus implements EventBus {
     return this.published.flatMap(({ events }) =>
       subscriptionEventsOf(events, noPresence).map((e) => {
         switch (e.kind) {
-          case 'loc':
+          case 'location':
             return `loc ${e.object.id}`;
-          case 'ent':
-          case 'exi':
-            return `${e.kind} ${e.object} ${e.area}`;
-          case 'del':
+          case 'entered':
+          case 'exited':
+            return `${e.kind === 'entered' ? 'ent' : 'exi'} ${e.object} ${e.area}`;
+          case 'deleted':
             return 'object' in e ? `del object ${e.object}` : `del area ${e.area}`;
         }
       }),
@@ -233,8 +233,8 @@ describe('GeofenceEngine', () => {
     engine.objectsChanged('r', [move('o', loc(-1, 1, 1), loc(1, 1, 2))]);
     engine.objectsChanged('r', [move('o', loc(1, 1, 2), loc(5, 1, 3))]);
     assert.deepEqual(bus.flat(), ['loc o', 'ent o A', 'loc o', 'exi o A']);
-    const enter = bus.published.flatMap((p) => p.events).find((e) => e.kind === 'ent');
-    assert.deepEqual(enter, { kind: 'ent', realm: 'r', object: 'o', area: 'A', time: T(2) });
+    const enter = bus.published.flatMap((p) => p.events).find((e) => e.kind === 'entered');
+    assert.deepEqual(enter, { kind: 'entered', realm: 'r', object: 'o', area: 'A', time: T(2) });
   });
 
   it('moving between overlapping areas: loc, then exits, then enters', async () => {
@@ -274,7 +274,7 @@ describe('GeofenceEngine', () => {
     // One publish of the write's change records, one of its crossings.
     assert.deepEqual(
       bus.published.map((p) => p.events.map((e) => e.kind)),
-      [['object', 'object'], ['ent']],
+      [['object', 'object'], ['entered']],
     );
   });
 
@@ -312,7 +312,7 @@ describe('GeofenceEngine', () => {
     engine.objectsChanged('r', [moved, labelled]);
     assert.deepEqual(
       bus.published.map((p) => p.events.map((e) => e.kind)),
-      [['object', 'object'], ['ent']],
+      [['object', 'object'], ['entered']],
     );
     const [first] = bus.published[0]?.events ?? [];
     // No copy: old, new, history, time and origin as the store and the service made them.
@@ -348,7 +348,7 @@ describe('GeofenceEngine', () => {
     engine.objectsChanged('r', [move('o', loc(1.6, 1, 2), undefined)]);
     engine.objectsChanged('r', [move('o', loc(1.6, 1, 2), loc(5, 1, 3))]);
     assert.deepEqual(
-      bus.published.map(({ events }) => events.map((e) => (e.kind === 'ent' || e.kind === 'exi' ? `${e.kind} ${e.object} ${e.area}` : e.kind))),
+      bus.published.map(({ events }) => events.map((e) => (e.kind === 'entered' || e.kind === 'exited' ? `${e.kind === 'entered' ? 'ent' : 'exi'} ${e.object} ${e.area}` : e.kind))),
       [['ent o A', 'ent o B'], ['exi o A', 'exi o B']],
     );
   });

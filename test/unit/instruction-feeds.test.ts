@@ -16,6 +16,7 @@ import type { LogEntry } from '../../internal/service/live/instruction-feeds.js'
 import { LiveSubscriptions, type RealmRef } from '../../internal/service/live/live-subscriptions.js';
 import { FakeConnection, principal, sleep } from '../support/live-fixture.js';
 import { MemoryInstructions } from '../support/memory-instructions.js';
+import { createSubscription, updateSubscription } from '../../internal/transport/actions/subscription-options.js';
 
 const realm: Realm = { id: 'fleet', tenant: 'default', name: 'fleet', label: null, data: {}, settings: { connectionTimeout: 120, historyRetentionDays: 30, rateLimit: null }, created: '2026-01-01T00:00:00.000Z' };
 const ref: RealmRef = { key: 'fleet', name: 'fleet', tenant: 'default', label: null, data: {} };
@@ -59,7 +60,7 @@ describe('ins and log subscriptions', () => {
         objects: { list: unused, get: unused },
         areas: { list: unused },
         tasks: { list: unused },
-        realms: { get: () => Promise.resolve(null) },
+        realms: { get: (key) => Promise.resolve(key === realm.id ? realm : null) },
         instructions: records,
         logHistory: {
           listen: (key) => {
@@ -78,7 +79,7 @@ describe('ins and log subscriptions', () => {
 
   it('ins without exe: nothing at first; then one `ful` push of the whole map per change, deletions included', async () => {
     const conn = new FakeConnection();
-    await live.create(conn, 'sub-ins', ref, { typ: 'ins', sty: 'rea' });
+    await createSubscription(live, conn, 'sub-ins', ref, { typ: 'ins', sty: 'rea' });
     await settle();
     assert.deepEqual(conn.take(), [], 'no initial push without exe');
 
@@ -102,7 +103,7 @@ describe('ins and log subscriptions', () => {
 
   it('ins with exe: the current map once after the reply (an empty realm: {}), as its own frame', async () => {
     const empty = new FakeConnection();
-    await live.create(empty, 'e', ref, { typ: 'ins', sty: 'rea', exe: true });
+    await createSubscription(live, empty, 'e', ref, { typ: 'ins', sty: 'rea', exe: true });
     assert.deepEqual(empty.frames, [], 'never in the turn of the reply');
     await settle();
     assert.deepEqual(empty.take(), [{ typ: 'sub', id: 'e', uty: 'ful', ins: {} }]);
@@ -110,7 +111,7 @@ describe('ins and log subscriptions', () => {
     await service.create(realm, 'a', { instruction: source });
     await settle();
     const conn = new FakeConnection();
-    await live.create(conn, 'x', ref, { typ: 'ins', sty: 'rea', exe: true });
+    await createSubscription(live, conn, 'x', ref, { typ: 'ins', sty: 'rea', exe: true });
     await settle();
     assert.deepEqual(conn.take(), [{ typ: 'sub', id: 'x', uty: 'ful', ins: { a: { id: 'a', dat: {} } } }]);
   });
@@ -118,16 +119,16 @@ describe('ins and log subscriptions', () => {
   it('a suspended instruction shows `sus` in the push; `sub upd` pushes the whole map again', async () => {
     await service.create(realm, 'a', { instruction: source });
     const conn = new FakeConnection();
-    await live.create(conn, 's', ref, { typ: 'ins', sty: 'rea' });
+    await createSubscription(live, conn, 's', ref, { typ: 'ins', sty: 'rea' });
     await records.update('fleet', 'a', { suspended: 'failed 10 times in a row' }, 'now');
-    await live.update(conn, 's', { typ: 'ins' });
+    await updateSubscription(live, conn, 's', { typ: 'ins' });
     await settle();
     assert.deepEqual(conn.take(), [{ typ: 'sub', id: 's', uty: 'ful', ins: { a: { id: 'a', dat: {}, sus: 'failed 10 times in a row' } } }]);
   });
 
   it('per: a subscriber sees only the instructions it may read, and hears nothing of the others', async () => {
     const conn = new FakeConnection(withPer({ fleet: { 'public/*': 'R' } }));
-    await live.create(conn, 'p', ref, { typ: 'ins', exe: true });
+    await createSubscription(live, conn, 'p', ref, { typ: 'ins', exe: true });
     await settle();
     assert.deepEqual(conn.take(), [{ typ: 'sub', id: 'p', uty: 'ful', ins: {} }]);
     await service.create(realm, 'secret/1', { instruction: source });
@@ -142,9 +143,9 @@ describe('ins and log subscriptions', () => {
     const all = new FakeConnection();
     const some = new FakeConnection(withPer({ fleet: { 'public/*': 'R' } }));
     recent = [{ id: 'public/1', lvl: 'warn', tim: '2026-11-28T09:00:00.000Z', msg: 'earlier' }, { id: 'secret/1', lvl: 'info', tim: '2026-11-28T09:00:01.000Z', msg: 'hidden' }];
-    await live.create(all, 'l', ref, { typ: 'log', sty: 'rea' });
+    await createSubscription(live, all, 'l', ref, { typ: 'log', sty: 'rea' });
     assert.deepEqual(listening, ['fleet'], "the realm's log history is kept while it has log subscribers");
-    await live.create(some, 'l', ref, { typ: 'log', sty: 'rea', exe: true });
+    await createSubscription(live, some, 'l', ref, { typ: 'log', sty: 'rea', exe: true });
     await settle();
     assert.deepEqual(all.take(), []);
     assert.deepEqual(some.take(), [{ typ: 'sub', id: 'l', uty: 'ful', log: [recent[0]] }]);
@@ -174,8 +175,8 @@ describe('ins and log subscriptions', () => {
   it('log subscribers do not hear instruction changes and ins subscribers do not hear log events', async () => {
     const ins = new FakeConnection();
     const log = new FakeConnection();
-    await live.create(ins, 'i', ref, { typ: 'ins' });
-    await live.create(log, 'l', ref, { typ: 'log' });
+    await createSubscription(live, ins, 'i', ref, { typ: 'ins' });
+    await createSubscription(live, log, 'l', ref, { typ: 'log' });
     bus.publish('fleet', [logEvent('a', 'x')]);
     await service.create(realm, 'a', { instruction: source });
     await settle();
@@ -186,9 +187,9 @@ describe('ins and log subscriptions', () => {
   it('sub del, closing the connection, and deleting the realm end them silently and release the bus', async () => {
     const a = new FakeConnection();
     const b = new FakeConnection();
-    await live.create(a, 'i', ref, { typ: 'ins' });
-    await live.create(a, 'l', ref, { typ: 'log' });
-    await live.create(b, 'i', ref, { typ: 'ins' });
+    await createSubscription(live, a, 'i', ref, { typ: 'ins' });
+    await createSubscription(live, a, 'l', ref, { typ: 'log' });
+    await createSubscription(live, b, 'i', ref, { typ: 'ins' });
     assert.equal(live.held().realms, 1);
     live.delete(a, 'i');
     a.close();
@@ -209,7 +210,7 @@ describe('ins and log subscriptions', () => {
   it('resync: the map is read again and pushed only where it differs from what was sent', async () => {
     await service.create(realm, 'a', { instruction: source });
     const same = new FakeConnection();
-    await live.create(same, 'i', ref, { typ: 'ins', exe: true });
+    await createSubscription(live, same, 'i', ref, { typ: 'ins', exe: true });
     await settle();
     same.take();
     assert.equal(await live.resync(), 1);
@@ -220,12 +221,22 @@ describe('ins and log subscriptions', () => {
     await live.resync();
     await settle();
     assert.deepEqual(same.take(), [{ typ: 'sub', id: 'i', uty: 'ful', ins: { a: { id: 'a', lab: 'changed meanwhile', dat: {} } } }]);
+    // The realm deleted during an outage: its subscriptions end silently at the resync, as the others do.
+    const gone = new FakeConnection();
+    const goneRef: RealmRef = { ...ref, key: 'gone', name: 'gone' };
+    await createSubscription(live, gone, 'i', goneRef, { typ: 'ins' });
+    await createSubscription(live, gone, 'l', goneRef, { typ: 'log' });
+    assert.equal(live.count(), 3);
+    await live.resync();
+    await settle();
+    assert.equal(live.count(), 1);
+    assert.deepEqual(gone.take(), []);
   });
 
   it('without an instruction store, ins and log subscriptions are refused with 501 and nothing is held', async () => {
     const bare = new LiveSubscriptions({ bus, objects: { list: unused, get: unused }, areas: { list: unused }, tasks: { list: unused }, realms: { get: () => Promise.resolve(null) } }, { maxVertices: 1000, maxConditions: 100, cycleMs });
     const conn = new FakeConnection();
-    for (const typ of ['ins', 'log']) await assert.rejects(bare.create(conn, 'x', ref, { typ }), { status: 501 });
+    for (const typ of ['ins', 'log']) await assert.rejects(createSubscription(bare, conn, 'x', ref, { typ }), { status: 501 });
     assert.equal(bare.count(), 0);
   });
 });

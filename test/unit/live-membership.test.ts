@@ -13,6 +13,7 @@ import { LocalEventBus } from '../../internal/events/local-bus.js';
 import { LiveSubscriptions } from '../../internal/service/live/live-subscriptions.js';
 import type { ObjectListQuery, Page } from '../../internal/store/port.js';
 import { FakeConnection, sleep } from '../support/live-fixture.js';
+import { createSubscription, updateSubscription } from '../../internal/transport/actions/subscription-options.js';
 
 const time = '2026-01-01T00:00:00.000Z';
 const at = (longitude: number, latitude: number): Location => ({ longitude, latitude, time });
@@ -90,7 +91,7 @@ describe('live membership', () => {
     store.objects.set('b', obj('b', at(1, 1)));
     store.gated = true;
     const conn = new FakeConnection();
-    const created = live.create(conn, 's', ref, { typ: 'obj', sty: 'rec', sha: { x1: 0, y1: 0, x2: 2, y2: 2 }, exe: true });
+    const created = createSubscription(live, conn, 's', ref, { typ: 'obj', sty: 'rec', sha: { x1: 0, y1: 0, x2: 2, y2: 2 }, exe: true });
     await sleep(5);
     assert.equal(store.waiting, 1);
     // While loading: b leaves, c enters, a is deleted; the loaded set still holds a and b.
@@ -111,7 +112,7 @@ describe('live membership', () => {
     write(obj('near-first', at(10.001, 10)));
     write(obj('near-last', at(20.001, 10)));
     const conn = new FakeConnection();
-    await live.create(conn, 'tar', ref, { typ: 'obj', sty: 'tar', sta: { id: 't', r: 500 }, atr: ['$id!="t"'] });
+    await createSubscription(live, conn, 'tar', ref, { typ: 'obj', sty: 'tar', sta: { id: 't', r: 500 }, atr: ['$id!="t"'] });
     await sleep(20);
     assert.deepEqual(conn.take(), []);
     store.gated = true;
@@ -140,9 +141,9 @@ describe('live membership', () => {
     store.objects.set('east', obj('east', at(50, 1)));
     store.gated = true;
     const conn = new FakeConnection();
-    const created = live.create(conn, 's', ref, { typ: 'obj', sty: 'rec', sha: { x1: 0, y1: 0, x2: 2, y2: 2 }, exe: true });
+    const created = createSubscription(live, conn, 's', ref, { typ: 'obj', sty: 'rec', sha: { x1: 0, y1: 0, x2: 2, y2: 2 }, exe: true });
     await until(() => store.waiting === 1);
-    const updated = live.update(conn, 's', { typ: 'obj', sty: 'cir', sha: { cx: 50, cy: 1, r: 1000 } });
+    const updated = updateSubscription(live, conn, 's', { typ: 'obj', sty: 'cir', sha: { cx: 50, cy: 1, r: 1000 } });
     await until(() => store.waiting === 2);
     store.release();
     await Promise.all([created, updated]);
@@ -155,7 +156,7 @@ describe('live membership', () => {
     assert.deepEqual(summary(conn.take()), [['s', 'dta', ['east2'], [], []]]);
     // Another subscription keeps the realm's index alive; after the delete, nothing of "s" is left in it.
     const other = new FakeConnection();
-    await live.create(other, 'keep', ref, { typ: 'obj', sty: 'rec', sha: { x1: 60, y1: 0, x2: 61, y2: 1 } });
+    await createSubscription(live, other, 'keep', ref, { typ: 'obj', sty: 'rec', sha: { x1: 60, y1: 0, x2: 61, y2: 1 } });
     live.delete(conn, 's');
     write(obj('east3', at(50.002, 1)));
     await sleep(30);
@@ -169,7 +170,7 @@ describe('live membership', () => {
     const conn = new FakeConnection();
     write(obj('x', at(1, 1), { n: 1 }));
     await sleep(5);
-    await live.create(conn, 'all', ref, { typ: 'obj' });
+    await createSubscription(live, conn, 'all', ref, { typ: 'obj' });
     write(obj('x', at(1, 1), { n: 1 }));
     await sleep(20);
     assert.deepEqual(conn.take(), []);
@@ -188,7 +189,7 @@ describe('live membership', () => {
     const conn = new FakeConnection();
     write(obj('x', at(1, 1)));
     await sleep(5);
-    await live.create(conn, 'all', ref, { typ: 'obj' });
+    await createSubscription(live, conn, 'all', ref, { typ: 'obj' });
     write({ ...obj('x', at(1, 1)), tasks: ['t1'] });
     await sleep(20);
     const updated = (pushes: Record<string, unknown>[]): Record<string, unknown> | undefined => (pushes as Push[])[0]?.obj?.upd?.x as Record<string, unknown> | undefined;
@@ -208,8 +209,8 @@ describe('live membership', () => {
     const equal = new FakeConnection();
     const differ = new FakeConnection();
     // A whole-realm `=` condition: the subscription is indexed by the value it wants.
-    await live.create(equal, 'eq', ref, { typ: 'obj', sty: 'rea', atr: ['type="car"'] });
-    await live.create(differ, 'ne', ref, { typ: 'obj', sty: 'rea', atr: ['type!="car"'] });
+    await createSubscription(live, equal, 'eq', ref, { typ: 'obj', sty: 'rea', atr: ['type="car"'] });
+    await createSubscription(live, differ, 'ne', ref, { typ: 'obj', sty: 'rea', atr: ['type!="car"'] });
     await sleep(10);
     const nested = (value: unknown): TrackedObject => ({ id: 'a', label: null, location: null, data: { type: value as never }, seen: null });
     write(nested('car'));
@@ -235,7 +236,7 @@ describe('live membership', () => {
   it('a rewrite with equal nested values (new objects, same JSON) pushes nothing; a changed or reordered one is an upd', async () => {
     const { live, write } = setup();
     const conn = new FakeConnection();
-    await live.create(conn, 's', ref, { typ: 'obj', sty: 'rea' });
+    await createSubscription(live, conn, 's', ref, { typ: 'obj', sty: 'rea' });
     await sleep(10);
     const icon = (json: string): TrackedObject => ({ id: 'a', label: null, location: null, data: JSON.parse(json) as TrackedObject['data'], seen: null });
     write(icon('{"icon":{"c":"red","n":[1,{"x":null}]}}'));

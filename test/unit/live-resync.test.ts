@@ -11,6 +11,7 @@ import { noChangeListener } from '../../internal/service/changes.js';
 import { LiveSubscriptions } from '../../internal/service/live/live-subscriptions.js';
 import { ObjectService } from '../../internal/service/objects.js';
 import { FakeConnection, liveFixture, sleep, type LiveFixture } from '../support/live-fixture.js';
+import { createSubscription } from '../../internal/transport/actions/subscription-options.js';
 
 type Push = { typ: string; id: string; uty: string; obj?: Record<string, Record<string, { loc?: { lon: number }; dat?: Record<string, unknown> }>>; are?: Record<string, unknown>; rea?: unknown };
 
@@ -44,8 +45,8 @@ describe('live subscriptions: resync after lost bus messages', () => {
     await f.objects.upsert(f.realm, 'a', at(1, 1, { n: 1 }));
     await f.objects.upsert(f.realm, 'b', at(1, 1.001));
     await f.objects.upsert(f.realm, 'c', at(1, 1.002));
-    await f.live.create(conn, 'all', f.ref, { typ: 'obj', sty: 'rea' });
-    await f.live.create(conn, 'near', f.ref, { typ: 'obj', sty: 'cir', sha: { cx: 1, cy: 1, r: 1000 } });
+    await createSubscription(f.live, conn, 'all', f.ref, { typ: 'obj', sty: 'rea' });
+    await createSubscription(f.live, conn, 'near', f.ref, { typ: 'obj', sty: 'cir', sha: { cx: 1, cy: 1, r: 1000 } });
     await settle();
     assert.deepEqual(conn.take(), []);
 
@@ -83,7 +84,7 @@ describe('live subscriptions: resync after lost bus messages', () => {
     await f.objects.upsert(f.realm, 'target', at(10, 10));
     await f.objects.upsert(f.realm, 'a', at(10, 10.001));
     await f.objects.upsert(f.realm, 'far', at(20, 20.001));
-    await f.live.create(conn, 'tar', f.ref, { typ: 'obj', sty: 'tar', sta: { id: 'target', r: 500 } });
+    await createSubscription(f.live, conn, 'tar', f.ref, { typ: 'obj', sty: 'tar', sta: { id: 'target', r: 500 } });
     await settle();
     conn.take();
     await lostObjects.upsert(f.realm, 'target', at(20, 20));
@@ -95,7 +96,7 @@ describe('live subscriptions: resync after lost bus messages', () => {
 
   it('areas: one full set when a readable area differs; none when none does', async () => {
     await f.areas.create(f.realm, 'zone', { label: 'Zone', shape: { w: 1, s: 1, e: 2, n: 2 } });
-    await f.live.create(conn, 'areas', f.ref, { typ: 'are' });
+    await createSubscription(f.live, conn, 'areas', f.ref, { typ: 'are' });
     await settle();
     conn.take();
     await f.live.resync();
@@ -116,9 +117,9 @@ describe('live subscriptions: resync after lost bus messages', () => {
     const g = await liveFixture();
     try {
       const c = new FakeConnection();
-      await g.live.create(c, 'data', g.ref, { typ: 'rea', sty: 'rea' });
-      await g.live.create(c, 'objects', g.ref, { typ: 'obj' });
-      await g.live.create(c, 'areas', g.ref, { typ: 'are' });
+      await createSubscription(g.live, c, 'data', g.ref, { typ: 'rea', sty: 'rea' });
+      await createSubscription(g.live, c, 'objects', g.ref, { typ: 'obj' });
+      await createSubscription(g.live, c, 'areas', g.ref, { typ: 'are' });
       await g.live.resync();
       await settle();
       assert.deepEqual(c.take(), []);
@@ -159,7 +160,7 @@ describe('live subscriptions: resync after lost bus messages', () => {
     );
     const c = new FakeConnection();
     try {
-      await live.create(c, 'all', f.ref, { typ: 'obj' });
+      await createSubscription(live, c, 'all', f.ref, { typ: 'obj' });
       const first = live.resync();
       await sleep(5);
       assert.equal(reads, 1);

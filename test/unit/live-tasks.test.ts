@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import type { TaskRecord } from '../../internal/domain/task.js';
 import { TaskService } from '../../internal/service/tasks.js';
 import { FakeConnection, liveFixture, sleep, type LiveFixture } from '../support/live-fixture.js';
+import { createSubscription } from '../../internal/transport/actions/subscription-options.js';
 
 const N0 = '2026-01-01T00:00:00.000Z';
 
@@ -40,7 +41,7 @@ describe('live task subscriptions', () => {
 
   it('pushes cre, upd, del of writes; nothing for a task created and deleted within one cycle', async () => {
     const conn = new FakeConnection();
-    await f.live.create(conn, 's', f.ref, { typ: 'tsk' });
+    await createSubscription(f.live, conn, 's', f.ref, { typ: 'tsk' });
     await tasks.create(f.realm, 'a', { targetId: 'van', label: 'A' });
     assert.deepEqual((await pushes(conn)).map((p) => [p.uty, Object.keys(p.tsk), Object.keys(p.tsk.cre ?? {})]), [['dta', ['cre'], ['a']]]);
     await tasks.update(f.realm, 'a', { label: 'A2' });
@@ -58,7 +59,7 @@ describe('live task subscriptions', () => {
     await tasks.create(f.realm, 'kept', { targetId: 'van', label: 'K' });
     await tasks.create(f.realm, 'changed', { targetId: 'van', label: 'C' });
     await tasks.create(f.realm, 'removed', { targetId: 'van', label: 'R' });
-    await f.live.create(conn, 's', f.ref, { typ: 'tsk', exe: true });
+    await createSubscription(f.live, conn, 's', f.ref, { typ: 'tsk', exe: true });
     assert.deepEqual(Object.keys((await pushes(conn))[0]?.tsk.cre ?? {}), ['kept', 'changed', 'removed']);
     // Written past the bus: the subscription hears nothing of these.
     await f.store.tasks.update(f.realm.id, 'changed', { label: 'C2' }, N0);
@@ -90,7 +91,7 @@ describe('live task subscriptions', () => {
     };
     try {
       const conn = new FakeConnection();
-      const created = f.live.create(conn, 's', f.ref, { typ: 'tsk', exe: true });
+      const created = createSubscription(f.live, conn, 's', f.ref, { typ: 'tsk', exe: true });
       await sleep(10);
       await tasks.create(f.realm, 'during', { targetId: 'van' });
       await sleep(30);

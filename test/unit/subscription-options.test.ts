@@ -1,5 +1,5 @@
 /**
- * Subscription options (domain/subscription-options.ts) and the v1 shape encodings
+ * Subscription options (transport/actions/subscription-options.ts) and the v1 shape encodings
  * (domain/hivekit-shapes.ts): parsing, the partial update rule of compat 5.6, and the
  * translation both ways.
  */
@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { parseV1Shape, toV1Shape } from '../../internal/domain/hivekit-shapes.js';
-import { parseSubscriptionOptions, updateSubscriptionOptions, wantsInitialPush, type SubscriptionOptions } from '../../internal/domain/subscription-options.js';
+import type { SubscriptionOptions } from '../../internal/domain/subscription.js';
+import { parseSubscriptionOptions, updateSubscriptionOptions, wantsInitialPush } from '../../internal/transport/actions/subscription-options.js';
 import { containsPoint } from '../../internal/geo/contains.js';
 
 const limits = { maxVertices: 100, maxConditions: 10 };
@@ -55,20 +56,24 @@ describe('v1 shape encodings', () => {
 
 describe('subscription options', () => {
   it('parses the kinds of compat 5.2 as the client sends them', () => {
-    assert.deepEqual(parseSubscriptionOptions({ typ: 'obj', sty: 'rea' }, limits), { kind: 'obj', scope: { sty: 'rea' }, conditions: [] });
+    assert.deepEqual(parseSubscriptionOptions({ typ: 'obj', sty: 'rea' }, limits), { kind: 'objects', scope: { kind: 'realm' }, conditions: [] });
     assert.deepEqual(parseSubscriptionOptions({ typ: 'obj', sty: 'cir', sha: { cx: 1, cy: 2, r: 3 }, exe: true, custom: 1 }, limits), {
-      kind: 'obj',
-      scope: { sty: 'cir', shape: { cx: 1, cy: 2, r: 3 } },
+      kind: 'objects',
+      scope: { kind: 'shape', shape: { cx: 1, cy: 2, r: 3 } },
       conditions: [],
     });
     assert.deepEqual(parseSubscriptionOptions({ typ: 'obj', sty: 'tar', sta: { id: 'car/1', r: 2000 }, atr: ['$id!="car/1"'] }, limits), {
-      kind: 'obj',
-      scope: { sty: 'tar', target: 'car/1', radius: 2000 },
+      kind: 'objects',
+      scope: { kind: 'target', target: 'car/1', radius: 2000 },
       conditions: [{ field: 'id', op: '!=', value: 'car/1' }],
     });
-    for (const typ of ['are', 'rea', 'sys'] as const) {
+    for (const [typ, kind] of [
+      ['are', 'areas'],
+      ['rea', 'realmData'],
+      ['sys', 'realmEvents'],
+    ] as const) {
       // sty, sha and atr are not applied to these kinds (12.5), not even validated.
-      assert.deepEqual(parseSubscriptionOptions({ typ, sty: 'cir', sha: 'junk', atr: 5 }, limits), { kind: typ });
+      assert.deepEqual(parseSubscriptionOptions({ typ, sty: 'cir', sha: 'junk', atr: 5 }, limits), { kind });
     }
   });
 
@@ -76,22 +81,22 @@ describe('subscription options', () => {
     const circle = parseSubscriptionOptions({ typ: 'obj', sty: 'cir', sha: { cx: 0, cy: 0, r: 110 }, atr: ['a=1'] }, limits);
     // sty "rea" without sha keeps the shape; atr [] clears the conditions.
     assert.deepEqual(updateSubscriptionOptions(circle, { typ: 'obj', sty: 'rea', atr: [] }, limits), {
-      kind: 'obj',
-      scope: { sty: 'cir', shape: { cx: 0, cy: 0, r: 110 } },
+      kind: 'objects',
+      scope: { kind: 'shape', shape: { cx: 0, cy: 0, r: 110 } },
       conditions: [],
     });
     // atr absent keeps the conditions; a new shape replaces the old one.
     assert.deepEqual(updateSubscriptionOptions(circle, { typ: 'obj', sty: 'rec', sha: { x1: 0, y1: 0, x2: 1, y2: 1 } }, limits), {
-      kind: 'obj',
-      scope: { sty: 'rec', shape: { w: 0, n: 1, e: 1, s: 0 } },
+      kind: 'objects',
+      scope: { kind: 'shape', shape: { w: 0, n: 1, e: 1, s: 0 } },
       conditions: [{ field: 'a', op: '=', value: 1, target: 'data' }],
     });
     // A target replaces the shape; nothing at all keeps everything.
     const target = updateSubscriptionOptions(circle, { sty: 'tar', sta: { id: 'x', r: 5 } }, limits);
-    assert.deepEqual(target.kind === 'obj' && target.scope, { sty: 'tar', target: 'x', radius: 5 });
+    assert.deepEqual(target.kind === 'objects' && target.scope, { kind: 'target', target: 'x', radius: 5 });
     assert.deepEqual(updateSubscriptionOptions(circle, {}, limits), circle);
     assert.deepEqual(updateSubscriptionOptions(circle, undefined, limits), circle);
-    const areas: SubscriptionOptions = { kind: 'are' };
+    const areas: SubscriptionOptions = { kind: 'areas' };
     assert.equal(updateSubscriptionOptions(areas, { typ: 'are', sty: 'cir' }, limits), areas);
   });
 

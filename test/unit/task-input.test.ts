@@ -1,6 +1,6 @@
 /**
  * Tasks, pure parts: the create and update bodies (domain/task-input.ts), the merge of an
- * update, the v1 record (service/live/records.ts taskRecord) and the MongoDB document
+ * update, the v1 record (transport/actions/v1-records.ts taskRecord) and the MongoDB document
  * (store/mongodb/task-store.ts), each written out by hand.
  */
 import assert from 'node:assert/strict';
@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import { applyTaskPatch, parseTaskCreate, parseTaskPatch } from '../../internal/domain/task-input.js';
 import type { TaskRecord } from '../../internal/domain/task.js';
 import { LocusError } from '../../internal/errors.js';
-import { taskRecord } from '../../internal/service/live/records.js';
+import { taskRecord } from '../../internal/transport/actions/v1-records.js';
 import { taskFromDoc, taskToDoc } from '../../internal/store/mongodb/task-store.js';
 
 const N0 = '2026-01-01T00:00:00.000Z';

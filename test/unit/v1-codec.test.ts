@@ -19,15 +19,15 @@ import {
 } from '../../internal/transport/actions/codec.js';
 
 const loc: SubscriptionEvent = {
-  kind: 'loc',
+  kind: 'location',
   realm: 'r',
   // The object as stored (seen, tasks): the wire view shows neither.
   object: { id: 'o', label: null, location: { longitude: 1, latitude: 2, time: '2026-01-01T00:00:00.000Z' }, data: {}, seen: '2026-01-01T00:00:00.000Z', tasks: ['t1'] },
   connectionStatus: 'con',
 };
-const ent: SubscriptionEvent = { kind: 'ent', realm: 'r', object: 'o', area: 'A', time: '2026-01-01T00:00:00.000Z' };
-const delArea: SubscriptionEvent = { kind: 'del', realm: 'r', area: 'A' };
-const delObject: SubscriptionEvent = { kind: 'del', realm: 'r', object: 'o' };
+const ent: SubscriptionEvent = { kind: 'entered', realm: 'r', object: 'o', area: 'A', time: '2026-01-01T00:00:00.000Z' };
+const delArea: SubscriptionEvent = { kind: 'deleted', realm: 'r', area: 'A' };
+const delObject: SubscriptionEvent = { kind: 'deleted', realm: 'r', object: 'o' };
 
 describe('v1 codec', () => {
   it('parses a frame into messages: typ, act, cid as a string, the whole object as raw; cid and rid echoed as given', () => {
@@ -110,7 +110,7 @@ describe('v1 codec', () => {
   });
 
   it('names subjects per realm, with the realm as one safe token', () => {
-    assert.equal(eventSubject(ent), 'locus.r.evt.ent');
+    assert.equal(eventSubject(ent), 'locus.r.evt.entered');
     assert.equal(realmToken('a.b *>c-d_é'), 'a%2Eb%20%2A%3Ec-d_%C3%A9');
   });
 });

@@ -30,7 +30,7 @@ const dispatcher = new Dispatcher({
   onInternalError: (err) => assert.fail(String(err)),
 });
 
-const socket: V1Connection = { id: 'c', principal, push: () => undefined, onClose: () => undefined };
+const socket: V1Connection = { id: 'c', principal, push: () => undefined, pushSubscriptions: () => undefined, onClose: () => undefined };
 const callers: Record<'socket' | 'http', V1Caller> = {
   socket: { principal, connection: socket },
   http: { principal, connection: null },

@@ -45,8 +45,8 @@ export class MeteredBus implements EventBus {
     let exi = 0;
     for (let k = 0; k < events.length; k++) {
       const kind = (events[k] as LocusEvent).kind;
-      if (kind === 'ent') ent++;
-      else if (kind === 'exi') exi++;
+      if (kind === 'entered') ent++;
+      else if (kind === 'exited') exi++;
     }
     if (ent + exi === 0) return;
     const cells = this.crossings.of(realm);

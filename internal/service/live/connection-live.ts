@@ -1,18 +1,18 @@
 /**
  * One v1 connection's Hivekit subscriptions and its push cycle: changes mark subscriptions
  * dirty; one timer per connection, armed by the first change of a cycle, drains every dirty
- * subscription into one frame (connection.push) `cycleMs` later. One change never yields two
+ * subscription into one frame (connection.pushSubscriptions, push-port.ts) `cycleMs` later. One change never yields two
  * pushes, nothing is pushed when nothing changed, and a push never shares the turn (nor the
  * write) of the reply that caused it (hivekit-compat.md 5.4, 12.9).
  */
-import type { V1Connection } from '../../transport/actions/v1-handler.js';
+import type { SubscriberConnection, SubscriptionUpdate } from './push-port.js';
 
 /** A subscription as the push cycle sees it. */
 export interface LiveSubscription {
   /** The client-chosen id (unique on its connection). */
   readonly id: string;
-  /** Appends this cycle's push messages (none when nothing changed) and forgets them. */
-  drain(out: object[]): void;
+  /** Appends this cycle's updates (none when nothing changed) and forgets them. */
+  drain(out: SubscriptionUpdate[]): void;
   /** Leaves every index it is in; no push follows. */
   detach(): void;
 }
@@ -24,7 +24,7 @@ export class ConnectionLive {
   private closed = false;
 
   constructor(
-    readonly connection: V1Connection,
+    readonly connection: SubscriberConnection,
     private readonly cycleMs: number,
   ) {}
 
@@ -47,10 +47,10 @@ export class ConnectionLive {
   readonly flush = (): void => {
     this.timer = null;
     if (this.dirty.size === 0 || this.closed) return;
-    const out: object[] = [];
+    const out: SubscriptionUpdate[] = [];
     for (const subscription of this.dirty) subscription.drain(out);
     this.dirty.clear();
-    if (out.length > 0) this.connection.push(out);
+    if (out.length > 0) this.connection.pushSubscriptions(out);
   };
 
   close(): void {

@@ -1,6 +1,9 @@
 /**
  * Instruction and log subscriptions (hivekit-compat.md 4.9, 5.3; `dat.typ` `ins` and `log`).
  *
+ * Pushes leave as domain updates (push-port.ts); the v1 messages named here are built in
+ * transport/actions/subscription-pushes.ts.
+ *
  * - `ins`: every push is `{"typ":"sub","id","uty":"ful","ins":{<id>:{"id","lab","dat"}}}`, the
  *   realm's complete instruction map (`ful`, so that deletions show), after each create, update
  *   or delete of an instruction of the realm by any process (InstructionChangedEvent on the
@@ -14,7 +17,8 @@
  *
  * Rights (`per`): a subscriber sees only the instructions, and the log events of the
  * instructions, whose id its token may read (readFilter); it hears of nothing else. A deleted
- * realm ends the subscriptions silently; after a bus outage (resync) the map is read again and
+ * realm ends the subscriptions silently, also when it went during a bus outage (found at the
+ * resync, as for the other kinds); after an outage (resync) the map is read again and
  * pushed where it differs from what the subscriber was last sent. Log events published during
  * an outage are lost (events, not state), as realm events are.
  */
@@ -22,11 +26,11 @@ import { isDeepStrictEqual } from 'node:util';
 import type { IdFilter } from '../../auth/rights.js';
 import type { InstructionLogEvent } from '../../domain/events.js';
 import type { InstructionRecord } from '../../domain/instruction.js';
-import type { BusSubscription, EventBus, RealmMessage } from '../../events/port.js';
+import type { BusSubscription } from '../../events/port.js';
 import { LocusError, toLocusError } from '../../errors.js';
 import type { InstructionStore } from '../../store/port.js';
-import { instructionPushEntry } from '../../transport/actions/v1-instruction-records.js';
 import type { ConnectionLive, LiveSubscription } from './connection-live.js';
+import type { SubscriptionUpdate } from './push-port.js';
 
 export type LogEntry = InstructionLogEvent['entry'];
 
@@ -46,7 +50,6 @@ export const noLogHistory: LogHistory = { listen: () => ({ unsubscribe: () => un
 export const maxLogPerPush = 1000;
 
 export interface InstructionFeedDeps {
-  bus: EventBus;
   instructions: Pick<InstructionStore, 'list'>;
   logHistory?: LogHistory;
   onError: (err: unknown) => void;
@@ -54,8 +57,8 @@ export interface InstructionFeedDeps {
 
 export class InstructionsSubscription implements LiveSubscription {
   private full = false;
-  /** The map the subscriber was last sent (for resync). */
-  sent: Record<string, object> | null = null;
+  /** The instructions the subscriber was last sent (for resync). */
+  sent: InstructionRecord[] | null = null;
   constructor(
     readonly id: string,
     readonly conn: ConnectionLive,
@@ -66,20 +69,18 @@ export class InstructionsSubscription implements LiveSubscription {
     this.full = true;
     this.conn.schedule(this);
   }
-  /** The map this subscriber may see now. */
-  current(): Record<string, object> {
-    const out: Record<string, object> = {};
-    for (const record of this.realm.records ?? []) {
-      if (this.readable === null || this.readable(record.id)) out[record.id] = instructionPushEntry(record);
-    }
-    return out;
+  /** The instructions this subscriber may see now. */
+  current(): InstructionRecord[] {
+    const { readable } = this;
+    const records = this.realm.records ?? [];
+    return readable === null ? records : records.filter((record) => readable(record.id));
   }
-  drain(out: object[]): void {
+  drain(out: SubscriptionUpdate[]): void {
     if (!this.full) return;
     this.full = false;
-    const ins = this.current();
-    this.sent = ins;
-    out.push({ typ: 'sub', id: this.id, uty: 'ful', ins });
+    const instructions = this.current();
+    this.sent = instructions;
+    out.push({ kind: 'instructions', subscription: this.id, instructions });
   }
   detach(): void {
     this.conn.unschedule(this);
@@ -114,9 +115,9 @@ export class LogSubscription implements LiveSubscription {
     this.initial = true;
     this.conn.schedule(this);
   }
-  drain(out: object[]): void {
+  drain(out: SubscriptionUpdate[]): void {
     if (this.pending.length === 0 && !this.initial) return;
-    out.push({ typ: 'sub', id: this.id, uty: 'ful', log: this.pending });
+    out.push({ kind: 'log', subscription: this.id, entries: this.pending });
     this.pending = [];
     this.initial = false;
   }
@@ -128,17 +129,20 @@ export class LogSubscription implements LiveSubscription {
   }
 }
 
-/** One realm with instruction or log subscriptions here: its bus subscription and its map of instructions. */
+/**
+ * The instruction and log subscriptions of one realm here, and its map of instructions. The
+ * realm's `ins` and `log` events come from its holder's bus subscription (live-subscriptions.ts
+ * RealmLive), which also ends these subscriptions when the realm is deleted.
+ */
 export class RealmInstructions {
   readonly instructionSubs = new Set<InstructionsSubscription>();
   readonly logSubs = new Set<LogSubscription>();
   /** The realm's instructions while it has `ins` subscriptions (null: not read yet). */
   records: InstructionRecord[] | null = null;
-  private readonly bus: BusSubscription;
   /** Keeps the realm's recent log events while it has `log` subscribers. */
   private logHold: BusSubscription | null = null;
   /** Ids changed since the last read began; a read runs again while there are some. */
-  private changed = new Set<string>();
+  private changedIds = new Set<string>();
   private stale = false;
   private reading: Promise<void> | null = null;
   /** Why the last read failed. */
@@ -147,8 +151,12 @@ export class RealmInstructions {
   constructor(
     readonly key: string,
     private readonly owner: InstructionFeeds,
-  ) {
-    this.bus = owner.deps.bus.subscribe(key, (message) => this.receive(message));
+    /** Called when the last instruction or log subscription went. */
+    private readonly released: () => void,
+  ) {}
+
+  get size(): number {
+    return this.instructionSubs.size + this.logSubs.size;
   }
 
   /** Reads the map once, unless it is held already; rejects when it could not be read. */
@@ -169,21 +177,20 @@ export class RealmInstructions {
     for (const sub of this.instructionSubs) if (sub.sent !== null && !isDeepStrictEqual(sub.sent, sub.current())) sub.pushFull();
   }
 
-  private receive(message: RealmMessage): void {
-    if (message.kind === 'realm_deleted') {
-      this.owner.dropRealm(this);
-      return;
-    }
-    let logs: LogEntry[] | null = null;
-    for (const event of message.events) {
-      if (event.kind === 'ins' && this.instructionSubs.size > 0) {
-        this.changed.add(event.id);
-        this.stale = true;
-      } else if (event.kind === 'log' && this.logSubs.size > 0) {
-        (logs ??= []).push(event.entry);
-      }
-    }
-    if (logs !== null) for (const sub of this.logSubs) sub.add(logs);
+  /** An `ins` event: instruction `id` was created, updated or deleted (the map is read at settle()). */
+  changed(id: string): void {
+    if (this.instructionSubs.size === 0) return;
+    this.changedIds.add(id);
+    this.stale = true;
+  }
+
+  /** The `log` events of one bus message. */
+  logged(entries: readonly LogEntry[]): void {
+    for (const sub of this.logSubs) sub.add(entries);
+  }
+
+  /** After a bus message: reads the map once for all the `ins` events it held. */
+  settle(): void {
     if (this.stale) this.reading ??= this.read();
   }
 
@@ -192,8 +199,8 @@ export class RealmInstructions {
     try {
       while (this.stale) {
         this.stale = false;
-        const changed = this.changed;
-        this.changed = new Set();
+        const changed = this.changedIds;
+        this.changedIds = new Set();
         this.records = await this.owner.deps.instructions.list(this.key);
         if (changed.size === 0) continue;
         const ids = [...changed];
@@ -220,40 +227,32 @@ export class RealmInstructions {
       this.logHold?.unsubscribe();
       this.logHold = null;
     }
-    if (this.instructionSubs.size === 0 && this.logSubs.size === 0) this.owner.releaseRealm(this);
-  }
-
-  unsubscribe(): void {
-    this.logHold?.unsubscribe();
-    this.logHold = null;
-    this.bus.unsubscribe();
+    if (this.size === 0) this.released();
   }
 }
 
-/** Every realm's instruction and log subscriptions on this process. */
+/** What instruction and log subscriptions of every realm here share: the store, the log history. */
 export class InstructionFeeds {
-  private readonly realms = new Map<string, RealmInstructions>();
   readonly history: LogHistory;
 
-  constructor(
-    readonly deps: InstructionFeedDeps,
-    /** Ends a subscription as LiveSubscriptions does (its connection forgets it, then detach). */
-    private readonly drop: (conn: ConnectionLive, sub: LiveSubscription) => void,
-  ) {
+  constructor(readonly deps: InstructionFeedDeps) {
     this.history = deps.logHistory ?? noLogHistory;
   }
 
+  /** The instruction and log subscriptions of a realm (`released`: when the last one went). */
+  realm(key: string, released: () => void): RealmInstructions {
+    return new RealmInstructions(key, this, released);
+  }
+
   /** A new `ins` subscription, registered at once (a change while start() reads the map reaches it). */
-  instructions(id: string, conn: ConnectionLive, realmKey: string, readable: IdFilter | null): InstructionsSubscription {
-    const realm = this.realmOf(realmKey);
+  instructions(id: string, conn: ConnectionLive, realm: RealmInstructions, readable: IdFilter | null): InstructionsSubscription {
     const sub = new InstructionsSubscription(id, conn, realm, readable);
     realm.instructionSubs.add(sub);
     return sub;
   }
 
   /** A new `log` subscription, registered at once. */
-  log(id: string, conn: ConnectionLive, realmKey: string, readable: IdFilter | null): LogSubscription {
-    const realm = this.realmOf(realmKey);
+  log(id: string, conn: ConnectionLive, realm: RealmInstructions, readable: IdFilter | null): LogSubscription {
     const sub = new LogSubscription(id, conn, realm, readable);
     realm.addLog(sub);
     return sub;
@@ -270,39 +269,5 @@ export class InstructionFeeds {
     } else if (exe) {
       sub.pushInitial(this.history.recent(sub.realm.key));
     }
-  }
-
-  /** Every realm's map read again, pushed where it changed. */
-  async resync(): Promise<number> {
-    let count = 0;
-    for (const realm of this.realms.values()) count += realm.instructionSubs.size + realm.logSubs.size;
-    await Promise.all([...this.realms.values()].map((realm) => realm.resync().catch(this.deps.onError)));
-    return count;
-  }
-
-  dropRealm(realm: RealmInstructions): void {
-    for (const sub of [...realm.instructionSubs]) this.drop(sub.conn, sub);
-    for (const sub of [...realm.logSubs]) this.drop(sub.conn, sub);
-    this.releaseRealm(realm);
-  }
-
-  releaseRealm(realm: RealmInstructions): void {
-    if (this.realms.get(realm.key) !== realm) return;
-    this.realms.delete(realm.key);
-    realm.unsubscribe();
-  }
-
-  /** Realms with a bus subscription here (tests: they are released). */
-  held(): number {
-    return this.realms.size;
-  }
-
-  private realmOf(key: string): RealmInstructions {
-    let realm = this.realms.get(key);
-    if (realm === undefined) {
-      realm = new RealmInstructions(key, this);
-      this.realms.set(key, realm);
-    }
-    return realm;
   }
 }

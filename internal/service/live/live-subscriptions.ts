@@ -4,12 +4,14 @@
  * another subscription), and their pushes.
  *
  * Kinds (`dat.typ`): objects (`obj`, realm-objects.ts), areas (`are`: always `uty:"ful"` with
- * the realm's complete area set), tasks (`tsk`, realm-tasks.ts: `cre`/`upd`/`del` like objects), realm data (`rea`: `{"rea":{"id","lab","dat"}}` after each
- * update of that realm) and realm events (`sys`: `{"dat":{"typ":"rea","id","act"}}` for each
- * realm create, update and delete of the tenant). Everything arrives through the event bus:
- * a realm's `obj`, `del`, `cst`, `are`, `tsk` events and its deletion, and the tenant channel's
- * realm changes. Each realm or tenant with subscriptions here holds one bus subscription.
- * Instructions (`ins`) and instruction logs (`log`): instruction-feeds.ts.
+ * the realm's complete area set), tasks (`tsk`, realm-tasks.ts: `cre`/`upd`/`del` like
+ * objects), realm data (`rea`: `{"rea":{"id","lab","dat"}}` after each update of that realm),
+ * realm events (`sys`: `{"dat":{"typ":"rea","id","act"}}` for each realm create, update and
+ * delete of the tenant), instructions (`ins`) and instruction logs (`log`, both
+ * instruction-feeds.ts). Everything arrives through the event bus: a realm's `obj`, `del`,
+ * `cst`, `are`, `tsk`, `ins` and `log` events and its deletion, and the tenant channel's realm
+ * changes. Each realm or tenant with subscriptions here holds one bus subscription. The wire
+ * forms named here are written in transport/actions/subscription-pushes.ts (push-port.ts).
  *
  * Pushes are batched per connection (connection-live.ts, every `cycleMs`). `exe:true` and
  * every `upd` push the whole set on the next cycle after the reply; after `del` nothing more
@@ -34,33 +36,26 @@ import type { Principal } from '../../auth/principal.js';
 import { idForbidden, readFilter, realmAllows, type IdFilter } from '../../auth/rights.js';
 import { tooLarge, notFound, LocusError } from '../../errors.js';
 import type { Area, RealmData } from '../../domain/types.js';
-import {
-  parseSubscriptionOptions,
-  updateSubscriptionOptions,
-  wantsInitialPush,
-  type OptionLimits,
-  type SubscriptionOptions,
-} from '../../domain/subscription-options.js';
+import type { OptionLimits, SubscriptionOptions } from '../../domain/subscription.js';
 import type { RealmChangedEvent } from '../../domain/events.js';
 import type { BusSubscription, EventBus, RealmMessage } from '../../events/port.js';
 import type { AreaStore, InstructionStore, ObjectStore, RealmStore, TaskStore } from '../../store/port.js';
-import type { V1Connection } from '../../transport/actions/v1-handler.js';
 import { noPresence, type PresenceLookup } from '../presence-port.js';
 import { ConnectionLive, type LiveSubscription } from './connection-live.js';
-import { InstructionFeeds, InstructionsSubscription, LogSubscription, type LogHistory } from './instruction-feeds.js';
+import { InstructionFeeds, InstructionsSubscription, LogSubscription, type LogEntry, type LogHistory, type RealmInstructions } from './instruction-feeds.js';
 import { ObjectSubscription, RealmObjects } from './realm-objects.js';
+import type { SubscriberConnection, SubscriptionUpdate } from './push-port.js';
 import { RealmTasks, TaskSubscription } from './realm-tasks.js';
-import { realmRecord, v1Records, type RecordFormat } from './records.js';
 
 /** `unknown subscription <id>`, 404 (the brief's fixed text). */
 export const unknownSubscription = (id: string): LocusError => notFound(`unknown subscription ${id.slice(0, 256)}`);
 
 /**
- * A target subscription (`sty:"tar"`) follows its target's location: its token must be
+ * A target subscription follows its target's location: its token must be
  * allowed to read the target (`per` R on its id), else 403 and nothing changes.
  */
 function checkTarget(readable: IdFilter | null, options: SubscriptionOptions): void {
-  if (readable === null || options.kind !== 'obj' || options.scope.sty !== 'tar') return;
+  if (readable === null || options.kind !== 'objects' || options.scope.kind !== 'target') return;
   if (!readable(options.scope.target)) throw idForbidden('R', options.scope.target);
 }
 
@@ -107,7 +102,6 @@ export interface LiveDeps {
   /** Where a resync finds out whether a realm still exists, and its label and data. */
   realms: Pick<RealmStore, 'get'>;
   presence?: PresenceLookup;
-  records?: RecordFormat;
   onError?: (err: unknown) => void;
   /** Where `ins` subscriptions read the realm's instructions; absent: `ins` and `log` are refused with 501. */
   instructions?: Pick<InstructionStore, 'list'>;
@@ -128,13 +122,13 @@ class AreaSubscription implements LiveSubscription {
     this.full = true;
     this.conn.schedule(this);
   }
-  drain(out: object[]): void {
+  drain(out: SubscriptionUpdate[]): void {
     if (!this.full) return;
     this.full = false;
-    const are: Record<string, object> = {};
+    const areas: Area[] = [];
     const { readable } = this;
-    for (const [id, area] of this.realm.areaMap ?? []) if (readable === null || readable(id)) are[id] = this.realm.records.area(area);
-    out.push({ typ: 'sub', id: this.id, uty: 'ful', are });
+    for (const [id, area] of this.realm.areaMap ?? []) if (readable === null || readable(id)) areas.push(area);
+    out.push({ kind: 'areas', subscription: this.id, areas });
   }
   detach(): void {
     this.conn.unschedule(this);
@@ -144,7 +138,7 @@ class AreaSubscription implements LiveSubscription {
 }
 
 class RealmDataSubscription implements LiveSubscription {
-  private pending: object[] = [];
+  private pending: SubscriptionUpdate[] = [];
   constructor(
     readonly id: string,
     readonly conn: ConnectionLive,
@@ -157,10 +151,10 @@ class RealmDataSubscription implements LiveSubscription {
     this.pushCurrent();
   }
   pushCurrent(): void {
-    this.pending.push({ typ: 'sub', id: this.id, uty: 'ful', rea: realmRecord(this.realm.name, this.realm.label, this.realm.data) });
+    this.pending.push({ kind: 'realmData', subscription: this.id, realm: this.realm.name, label: this.realm.label, data: this.realm.data });
     this.conn.schedule(this);
   }
-  drain(out: object[]): void {
+  drain(out: SubscriptionUpdate[]): void {
     for (const message of this.pending) out.push(message);
     this.pending = [];
   }
@@ -172,7 +166,7 @@ class RealmDataSubscription implements LiveSubscription {
 }
 
 class RealmEventsSubscription implements LiveSubscription {
-  private pending: object[] = [];
+  private pending: SubscriptionUpdate[] = [];
   constructor(
     readonly id: string,
     readonly conn: ConnectionLive,
@@ -182,11 +176,10 @@ class RealmEventsSubscription implements LiveSubscription {
   ) {}
   event(event: RealmChangedEvent): void {
     if (!realmAllows(this.principal, event.name, 'R')) return;
-    // Exactly these keys (compat 3.8: deep equality in the client's tests).
-    this.pending.push({ typ: 'sub', id: this.id, uty: 'ful', dat: { typ: 'rea', id: event.name, act: event.act } });
+    this.pending.push({ kind: 'realmEvent', subscription: this.id, realm: event.name, act: event.act });
     this.conn.schedule(this);
   }
-  drain(out: object[]): void {
+  drain(out: SubscriptionUpdate[]): void {
     for (const message of this.pending) out.push(message);
     this.pending = [];
   }
@@ -205,6 +198,8 @@ class RealmLive {
   readonly objects: RealmObjects;
   readonly areaSubs = new Set<AreaSubscription>();
   readonly tasks: RealmTasks;
+  /** The realm's instruction and log subscriptions (null: none yet). */
+  instructions: RealmInstructions | null = null;
   /** The realm's areas while it has area subscriptions (null: not loaded). */
   areaMap: Map<string, Area> | null = null;
   private areaLoad: Promise<void> | null = null;
@@ -215,20 +210,25 @@ class RealmLive {
   constructor(
     readonly key: string,
     readonly owner: LiveSubscriptions,
-    readonly records: RecordFormat,
     presence: PresenceLookup,
     objects: Pick<ObjectStore, 'list' | 'get'>,
     private readonly areas: Pick<AreaStore, 'list'>,
     tasks: Pick<TaskStore, 'list'>,
     onError: (err: unknown) => void,
   ) {
-    this.objects = new RealmObjects({ realm: key, records, presence }, objects, onError);
+    this.objects = new RealmObjects({ realm: key, presence }, objects, onError);
     this.tasks = new RealmTasks(key, tasks, () => this.release());
     this.bus = owner.bus.subscribe(key, (message) => this.receive(message));
   }
 
   get empty(): boolean {
-    return this.objects.size === 0 && this.areaSubs.size === 0 && this.tasks.size === 0;
+    return this.objects.size === 0 && this.areaSubs.size === 0 && this.tasks.size === 0 && (this.instructions?.size ?? 0) === 0;
+  }
+
+  /** The realm's instruction and log subscriptions, made at the first. */
+  instructionsWith(feeds: InstructionFeeds): RealmInstructions {
+    this.instructions ??= feeds.realm(this.key, () => this.release());
+    return this.instructions;
   }
 
   /** Loads the realm's areas once (events meanwhile queue and are replayed). */
@@ -302,6 +302,7 @@ class RealmLive {
       this.owner.dropRealm(this);
       return;
     }
+    let logs: LogEntry[] | null = null;
     for (const event of message.events) {
       switch (event.kind) {
         case 'object': {
@@ -321,10 +322,19 @@ class RealmLive {
         case 'tsk':
           this.tasks.changed(event.change);
           break;
+        case 'ins':
+          this.instructions?.changed(event.id);
+          break;
+        case 'log':
+          (logs ??= []).push(event.entry);
+          break;
         default:
           break;
       }
     }
+    if (this.instructions === null) return;
+    if (logs !== null) this.instructions.logged(logs);
+    this.instructions.settle();
   }
 
   /** Drops the realm when its last subscription went. */
@@ -383,12 +393,11 @@ type AnySubscription = ObjectSubscription | AreaSubscription | TaskSubscription 
 
 export class LiveSubscriptions {
   readonly bus: EventBus;
-  private readonly connections = new Map<V1Connection, ConnectionLive>();
+  private readonly connections = new Map<SubscriberConnection, ConnectionLive>();
   private readonly realms = new Map<string, RealmLive>();
   private readonly tenants = new Map<string, TenantLive>();
   private readonly options = new WeakMap<LiveSubscription, SubscriptionOptions>();
   private readonly presence: PresenceLookup;
-  private readonly records: RecordFormat;
   private readonly onError: (err: unknown) => void;
   private readonly maxPerConnection: number;
   private readonly cycleMs: number;
@@ -403,28 +412,24 @@ export class LiveSubscriptions {
   ) {
     this.bus = deps.bus;
     this.presence = deps.presence ?? noPresence;
-    this.records = deps.records ?? v1Records;
     this.onError = deps.onError ?? (() => undefined);
     this.maxPerConnection = limits.maxPerConnection ?? maxSubscriptionsPerConnection;
     this.cycleMs = limits.cycleMs ?? defaultCycleMs;
     const { instructions, logHistory } = deps;
-    this.feeds =
-      instructions === undefined
-        ? null
-        : new InstructionFeeds({ bus: this.bus, instructions, onError: this.onError, ...(logHistory === undefined ? {} : { logHistory }) }, (conn, sub) => {
-            this.dropSubscription(conn, sub);
-          });
+    this.feeds = instructions === undefined ? null : new InstructionFeeds({ instructions, onError: this.onError, ...(logHistory === undefined ? {} : { logHistory }) });
+  }
+
+  /** What the options of a subscription here may hold (parsers check them before create and update). */
+  get optionLimits(): OptionLimits {
+    return this.limits;
   }
 
   /**
-   * `sub` `cre`: validates `dat` (nothing is created when it is bad), replaces a subscription
-   * of the same id on this connection, loads the current set and resolves once the
-   * subscription is live; with `exe:true` the set is pushed on the next cycle. `realm` is
-   * null only for realm events (`dat.typ:"sys"`), which watch the connection's tenant.
+   * `sub` `cre`: replaces a subscription of the same id on this connection, loads the current
+   * set and resolves once the subscription is live; with `exe` (`exe:true`) the set is pushed on
+   * the next cycle. `realm` is null only for realm events, which watch the connection's tenant.
    */
-  async create(connection: V1Connection, id: string, realm: RealmRef | null, dat: unknown): Promise<void> {
-    const options = parseSubscriptionOptions(dat, this.limits);
-    const exe = wantsInitialPush(dat);
+  async create(connection: SubscriberConnection, id: string, realm: RealmRef | null, options: SubscriptionOptions, exe: boolean): Promise<void> {
     const conn = this.connectionOf(connection);
     const old = conn.subscriptions.get(id);
     if (old !== undefined) this.dropSubscription(conn, old);
@@ -432,17 +437,18 @@ export class LiveSubscriptions {
       throw tooLarge(`a connection may hold at most ${this.maxPerConnection} subscriptions; delete some first`);
     }
     let sub: AnySubscription;
-    if (options.kind === 'sys') {
+    if (options.kind === 'realmEvents') {
       const tenant = this.tenantOf(connection.principal.tenant);
       sub = new RealmEventsSubscription(id, conn, tenant, connection.principal);
       tenant.events.add(sub);
     } else {
       if (realm === null) throw new LocusError('invalid_request', 'this subscription needs a realm in rea');
-      if (options.kind === 'ins' || options.kind === 'log') {
+      if (options.kind === 'instructions' || options.kind === 'log') {
         const feeds = this.feedsOrRefuse(options.kind);
         const readable = readFilter(connection.principal, realm.name);
-        sub = options.kind === 'ins' ? feeds.instructions(id, conn, realm.key, readable) : feeds.log(id, conn, realm.key, readable);
-      } else if (options.kind === 'rea') {
+        const target = this.realmOf(realm.key).instructionsWith(feeds);
+        sub = options.kind === 'instructions' ? feeds.instructions(id, conn, target, readable) : feeds.log(id, conn, target, readable);
+      } else if (options.kind === 'realmData') {
         const tenant = this.tenantOf(realm.tenant);
         const data = new RealmDataSubscription(id, conn, tenant, realm);
         tenant.addData(data);
@@ -450,11 +456,11 @@ export class LiveSubscriptions {
         if (exe) data.pushCurrent();
       } else {
         const readable = readFilter(connection.principal, realm.name);
-        if (options.kind === 'obj') checkTarget(readable, options);
+        if (options.kind === 'objects') checkTarget(readable, options);
         const live = this.realmOf(realm.key);
-        if (options.kind === 'obj') {
+        if (options.kind === 'objects') {
           sub = new ObjectSubscription(id, conn, live.objects, options, readable);
-        } else if (options.kind === 'tsk') {
+        } else if (options.kind === 'tasks') {
           const task = new TaskSubscription(id, conn, live.tasks, readable);
           live.tasks.add(task);
           sub = task;
@@ -473,7 +479,7 @@ export class LiveSubscriptions {
         await sub.realm.areasReady();
         if (exe) sub.pushFull();
       } else if (sub instanceof InstructionsSubscription || sub instanceof LogSubscription) {
-        await this.feedsOrRefuse(options.kind === 'log' ? 'log' : 'ins').start(sub, exe);
+        await this.feedsOrRefuse(options.kind === 'log' ? 'log' : 'instructions').start(sub, exe);
       } else if (sub instanceof TaskSubscription) {
         await sub.realm.ready();
         if (exe) sub.pushFull();
@@ -485,20 +491,21 @@ export class LiveSubscriptions {
   }
 
   /**
-   * `sub` `upd` (compat 5.6): the partial rule of domain/subscription-options.ts, then one
+   * `sub` `upd` (compat 5.6): `next` makes the new options from the current ones (the partial
+   * rule of transport/actions/subscription-options.ts; it throws to change nothing), then one
    * `ful` push of the whole new set on the next cycle (even when empty, even without `exe`).
    */
-  async update(connection: V1Connection, id: string, dat: unknown): Promise<void> {
+  async update(connection: SubscriberConnection, id: string, next: (current: SubscriptionOptions) => SubscriptionOptions): Promise<void> {
     const conn = this.connections.get(connection);
     const sub = conn?.subscriptions.get(id);
     if (conn === undefined || sub === undefined) throw unknownSubscription(id);
     const current = this.options.get(sub);
     if (current === undefined) throw unknownSubscription(id);
-    const next = updateSubscriptionOptions(current, dat, this.limits);
-    if (sub instanceof ObjectSubscription && next.kind === 'obj') checkTarget(sub.readable, next);
-    this.options.set(sub, next);
-    if (sub instanceof ObjectSubscription && next.kind === 'obj') {
-      await sub.realm.reconfigure(sub, next);
+    const options = next(current);
+    if (sub instanceof ObjectSubscription && options.kind === 'objects') checkTarget(sub.readable, options);
+    this.options.set(sub, options);
+    if (sub instanceof ObjectSubscription && options.kind === 'objects') {
+      await sub.realm.reconfigure(sub, options);
     } else if (sub instanceof AreaSubscription) {
       await sub.realm.areasReady();
       sub.pushFull();
@@ -515,7 +522,7 @@ export class LiveSubscriptions {
   }
 
   /** `sub` `del`: ends the subscription; nothing it had queued is pushed. */
-  delete(connection: V1Connection, id: string): void {
+  delete(connection: SubscriberConnection, id: string): void {
     const conn = this.connections.get(connection);
     const sub = conn?.subscriptions.get(id);
     if (conn === undefined || sub === undefined) throw unknownSubscription(id);
@@ -546,7 +553,7 @@ export class LiveSubscriptions {
     const reads: (() => Promise<void>)[] = [];
     let count = 0;
     for (const live of this.realms.values()) {
-      count += live.objects.size + live.areaSubs.size + live.tasks.size;
+      count += live.objects.size + live.areaSubs.size + live.tasks.size + (live.instructions?.size ?? 0);
       realmChecks.push(() => this.checkRealm(live, reads));
     }
     for (const tenant of this.tenants.values()) {
@@ -557,7 +564,6 @@ export class LiveSubscriptions {
     }
     await runAll(realmChecks, resyncConcurrency, this.onError);
     await runAll(reads, resyncConcurrency, this.onError);
-    if (this.feeds !== null) count += await this.feeds.resync();
     return count;
   }
 
@@ -572,6 +578,8 @@ export class LiveSubscriptions {
     for (const sub of live.objects.subscriptions()) reads.push(() => live.objects.resync(sub));
     if (live.areaSubs.size > 0) reads.push(() => live.resyncAreas());
     if (live.tasks.size > 0) reads.push(() => live.tasks.resync());
+    const { instructions } = live;
+    if (instructions !== null && instructions.instructionSubs.size > 0) reads.push(() => instructions.resync());
   }
 
   /** Realm data subscriptions of one realm: they end if it is gone, else push it if it differs. */
@@ -593,7 +601,7 @@ export class LiveSubscriptions {
 
   /** Realms and tenants with a bus subscription here (for tests: they are released). */
   held(): { realms: number; tenants: number; connections: number } {
-    return { realms: this.realms.size + (this.feeds?.held() ?? 0), tenants: this.tenants.size, connections: this.connections.size };
+    return { realms: this.realms.size, tenants: this.tenants.size, connections: this.connections.size };
   }
 
   // --- internals (used by the per-realm and per-tenant holders) ------------------------
@@ -611,6 +619,8 @@ export class LiveSubscriptions {
     for (const sub of live.objects.subscriptions()) this.dropSubscription(sub.conn, sub);
     for (const sub of [...live.areaSubs]) this.dropSubscription(sub.conn, sub);
     for (const sub of [...live.tasks.subs]) this.dropSubscription(sub.conn, sub);
+    for (const sub of [...(live.instructions?.instructionSubs ?? [])]) this.dropSubscription(sub.conn, sub);
+    for (const sub of [...(live.instructions?.logSubs ?? [])]) this.dropSubscription(sub.conn, sub);
     this.releaseRealm(live);
   }
 
@@ -626,7 +636,7 @@ export class LiveSubscriptions {
     tenant.bus.unsubscribe();
   }
 
-  private connectionOf(connection: V1Connection): ConnectionLive {
+  private connectionOf(connection: SubscriberConnection): ConnectionLive {
     let conn = this.connections.get(connection);
     if (conn === undefined) {
       const created = new ConnectionLive(connection, this.cycleMs);
@@ -641,15 +651,15 @@ export class LiveSubscriptions {
     return conn;
   }
 
-  private feedsOrRefuse(kind: 'ins' | 'log'): InstructionFeeds {
-    if (this.feeds === null) throw new LocusError('not_implemented', `subscriptions of dat.typ "${kind}" are not supported by this server`);
+  private feedsOrRefuse(kind: 'instructions' | 'log'): InstructionFeeds {
+    if (this.feeds === null) throw new LocusError('not_implemented', `subscriptions of dat.typ "${kind === 'log' ? 'log' : 'ins'}" are not supported by this server`);
     return this.feeds;
   }
 
   private realmOf(key: string): RealmLive {
     let live = this.realms.get(key);
     if (live === undefined) {
-      live = new RealmLive(key, this, this.records, this.presence, this.deps.objects, this.deps.areas, this.deps.tasks, this.onError);
+      live = new RealmLive(key, this, this.presence, this.deps.objects, this.deps.areas, this.deps.tasks, this.onError);
       this.realms.set(key, live);
     }
     return live;

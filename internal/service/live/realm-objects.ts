@@ -3,7 +3,7 @@
  * object ids that currently match it, and every object write, deletion and presence change of
  * the realm is evaluated only against the subscriptions that can concern it — never a rescan:
  *
- * - whole-realm subscriptions (`sty:"rea"`) are candidates for every write, except those with
+ * - whole-realm subscriptions are candidates for every write, except those with
  *   an equality condition (`type="car"`, `$id="x"`), which are found by the value the write's
  *   object has for that field;
  * - shape and target subscriptions sit in an R-tree (rbush) under the boxes of their shape
@@ -28,8 +28,8 @@
  */
 import RBush from 'rbush';
 import type { IdFilter } from '../../auth/rights.js';
-import type { FilterCondition, ScalarValue, Shape, TrackedObject } from '../../domain/types.js';
-import type { ObjectOptions } from '../../domain/subscription-options.js';
+import type { ConnectionStatus, FilterCondition, ScalarValue, Shape, TrackedObject } from '../../domain/types.js';
+import type { ObjectOptions } from '../../domain/subscription.js';
 import { isNested, sameDataValue } from '../../domain/data.js';
 import { fieldValue, matchesFilter } from '../../domain/filter.js';
 import { sameTasks } from '../../domain/object.js';
@@ -38,7 +38,7 @@ import { sameLocation } from '../../domain/location.js';
 import type { ObjectStore } from '../../store/port.js';
 import type { PresenceLookup } from '../presence-port.js';
 import type { ConnectionLive, LiveSubscription } from './connection-live.js';
-import type { RecordFormat } from './records.js';
+import type { SubscriptionUpdate } from './push-port.js';
 
 const pageSize = 10_000;
 
@@ -85,12 +85,13 @@ export function sameObject(a: TrackedObject, b: TrackedObject): boolean {
   return a === b || (a.label === b.label && sameLocation(a.location, b.location) && sameData(a.data, b.data) && sameTasks(a.tasks, b.tasks));
 }
 
-/** The realm-level services a subscription renders its pushes with. */
+/** The realm a subscription's pushes are of, and where its objects' presence comes from. */
 export interface RenderContext {
   realm: string;
-  records: RecordFormat;
   presence: PresenceLookup;
 }
+
+const none: readonly TrackedObject[] = [];
 
 export class ObjectSubscription implements LiveSubscription {
   /** Objects matching now, as last seen (what the client holds once the cycle is pushed). */
@@ -136,20 +137,20 @@ export class ObjectSubscription implements LiveSubscription {
   }
 
   get spatial(): boolean {
-    return this.options.scope.sty !== 'rea';
+    return this.options.scope.kind !== 'realm';
   }
 
   get target(): string | null {
-    return this.options.scope.sty === 'tar' ? this.options.scope.target : null;
+    return this.options.scope.kind === 'target' ? this.options.scope.target : null;
   }
 
   /** Sets shape and test from the options (and, for a target, its center). */
   compile(): void {
     const scope = this.options.scope;
-    if (scope.sty === 'rea') {
+    if (scope.kind === 'realm') {
       this.shape = null;
       this.test = null;
-    } else if (scope.sty === 'tar') {
+    } else if (scope.kind === 'target') {
       this.shape = this.center === null ? 'none' : { cx: this.center.lon, cy: this.center.lat, r: scope.radius };
       this.test = this.shape === 'none' ? null : compileShape(this.shape);
     } else {
@@ -186,43 +187,37 @@ export class ObjectSubscription implements LiveSubscription {
     this.conn.schedule(this);
   }
 
-  drain(out: object[]): void {
-    const record = this.realm.recordOf;
+  drain(out: SubscriptionUpdate[]): void {
+    const { statusOf } = this.realm;
     if (this.full) {
       this.full = false;
       this.touched.clear();
       this.statusChanged = null;
-      const cre: Record<string, object> = {};
-      for (const [id, o] of this.members) cre[id] = record(o);
-      out.push({ typ: 'sub', id: this.id, uty: 'ful', obj: { cre } });
+      out.push({ kind: 'objects', subscription: this.id, full: true, created: [...this.members.values()], updated: none, deleted: none, statusOf });
       return;
     }
-    let cre: Record<string, object> | undefined;
-    let upd: Record<string, object> | undefined;
-    let del: Record<string, object> | undefined;
+    const created: TrackedObject[] = [];
+    const updated: TrackedObject[] = [];
+    const deleted: TrackedObject[] = [];
     for (const [id, before] of this.touched) {
       const now = this.members.get(id);
       if (now !== undefined) {
-        if (before === null) (cre ??= {})[id] = record(now);
-        else if (now !== before) (upd ??= {})[id] = record(now);
+        if (before === null) created.push(now);
+        else if (now !== before) updated.push(now);
       } else if (before !== null) {
-        (del ??= {})[id] = record(before);
+        deleted.push(before);
       }
     }
     if (this.statusChanged !== null) {
       for (const id of this.statusChanged) {
         const now = this.members.get(id);
-        if (now !== undefined && !this.touched.has(id)) (upd ??= {})[id] = record(now);
+        if (now !== undefined && !this.touched.has(id)) updated.push(now);
       }
       this.statusChanged = null;
     }
     this.touched.clear();
-    if (cre === undefined && upd === undefined && del === undefined) return;
-    const obj: Record<string, object> = {};
-    if (cre !== undefined) obj.cre = cre;
-    if (upd !== undefined) obj.upd = upd;
-    if (del !== undefined) obj.del = del;
-    out.push({ typ: 'sub', id: this.id, uty: 'dta', obj });
+    if (created.length + updated.length + deleted.length === 0) return;
+    out.push({ kind: 'objects', subscription: this.id, full: false, created, updated, deleted, statusOf });
   }
 
   detach(): void {
@@ -233,22 +228,8 @@ export class ObjectSubscription implements LiveSubscription {
 }
 
 export class RealmObjects {
-  /**
-   * Records of the objects as last written, shared by every subscription that pushes the
-   * same write (records are never changed once built; a `con` object's is built each time).
-   */
-  private readonly records = new WeakMap<TrackedObject, object>();
-  readonly recordOf = (o: TrackedObject): object => {
-    const { records, presence, realm } = this.render;
-    const status = presence.statusOf(realm, o.id);
-    if (status !== 'dis') return records.object(o, status);
-    let record = this.records.get(o);
-    if (record === undefined) {
-      record = records.object(o, status);
-      this.records.set(o, record);
-    }
-    return record;
-  };
+  /** An object's presence now (compat 6), for the pushes that show it. */
+  readonly statusOf = (id: string): ConnectionStatus => this.render.presence.statusOf(this.render.realm, id);
 
   private readonly all = new Set<ObjectSubscription>();
   private readonly global = new Set<ObjectSubscription>();

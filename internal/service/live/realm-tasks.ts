@@ -1,6 +1,7 @@
 /**
  * Task subscriptions of one realm (`dat.typ:"tsk"`, hivekit-compat.md 4.10, 5.3): pushes
- * `tsk` with `cre`/`upd`/`del` maps exactly as object subscriptions push `obj`. A task
+ * the tasks created, changed and deleted (push-port.ts; `tsk` with `cre`/`upd`/`del` maps on the
+ * v1 wire) exactly as object subscriptions push objects. A task
  * subscription covers every task of the realm its subscriber may read (no scope, no
  * conditions), so the realm's tasks are held once, in creation order, while it has task
  * subscriptions: loaded from the store at the first one (the changes heard meanwhile are
@@ -18,7 +19,7 @@ import type { IdFilter } from '../../auth/rights.js';
 import type { TaskChange, TaskRecord } from '../../domain/task.js';
 import type { TaskStore } from '../../store/port.js';
 import type { ConnectionLive, LiveSubscription } from './connection-live.js';
-import { taskRecord } from './records.js';
+import type { SubscriptionUpdate } from './push-port.js';
 
 export class TaskSubscription implements LiveSubscription {
   /** Tasks changed this cycle → the record the client held at the cycle's start (null: none). */
@@ -52,7 +53,7 @@ export class TaskSubscription implements LiveSubscription {
     return this.full || this.touched.size > 0;
   }
 
-  drain(out: object[]): void {
+  drain(out: SubscriptionUpdate[]): void {
     const held = this.realm.held;
     // Still loading: the changes wait for the set (RealmTasks schedules them once it is read).
     if (held === null) return;
@@ -60,30 +61,26 @@ export class TaskSubscription implements LiveSubscription {
     if (this.full) {
       this.full = false;
       this.touched.clear();
-      const cre: Record<string, object> = {};
-      for (const [id, task] of held) if (readable === null || readable(id)) cre[id] = taskRecord(task);
-      out.push({ typ: 'sub', id: this.id, uty: 'ful', tsk: { cre } });
+      const created: TaskRecord[] = [];
+      for (const [id, task] of held) if (readable === null || readable(id)) created.push(task);
+      out.push({ kind: 'tasks', subscription: this.id, full: true, created, updated: [], deleted: [] });
       return;
     }
-    let cre: Record<string, object> | undefined;
-    let upd: Record<string, object> | undefined;
-    let del: Record<string, object> | undefined;
+    const created: TaskRecord[] = [];
+    const updated: TaskRecord[] = [];
+    const deleted: TaskRecord[] = [];
     for (const [id, before] of this.touched) {
       const now = held.get(id);
       if (now !== undefined) {
-        if (before === null) (cre ??= {})[id] = taskRecord(now);
-        else if (now !== before) (upd ??= {})[id] = taskRecord(now);
+        if (before === null) created.push(now);
+        else if (now !== before) updated.push(now);
       } else if (before !== null) {
-        (del ??= {})[id] = taskRecord(before);
+        deleted.push(before);
       }
     }
     this.touched.clear();
-    if (cre === undefined && upd === undefined && del === undefined) return;
-    const tsk: Record<string, object> = {};
-    if (cre !== undefined) tsk.cre = cre;
-    if (upd !== undefined) tsk.upd = upd;
-    if (del !== undefined) tsk.del = del;
-    out.push({ typ: 'sub', id: this.id, uty: 'dta', tsk });
+    if (created.length === 0 && updated.length === 0 && deleted.length === 0) return;
+    out.push({ kind: 'tasks', subscription: this.id, full: false, created, updated, deleted });
   }
 
   detach(): void {

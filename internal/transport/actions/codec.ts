@@ -178,14 +178,17 @@ const clearSoon = (): void => {
 /** Events sent together are cut into messages of about this many characters. */
 export const eventMessageChars = 64 * 1024;
 
+/** The `act` of each `evt` event on the wire. */
+const eventActs: Readonly<Record<SubscriptionEvent['kind'], string>> = { location: 'loc', entered: 'ent', exited: 'exi', deleted: 'del' };
+
 function eventDat(event: SubscriptionEvent): unknown {
   switch (event.kind) {
-    case 'loc':
+    case 'location':
       return objectView(event.object, event.connectionStatus);
-    case 'ent':
-    case 'exi':
+    case 'entered':
+    case 'exited':
       return { object: event.object, area: event.area, time: event.time };
-    case 'del':
+    case 'deleted':
       return 'object' in event ? { object: event.object } : { area: event.area };
   }
 }
@@ -195,7 +198,7 @@ export function encodeEvent(event: SubscriptionEvent): string {
   let text = encoded.get(event);
   if (text === undefined) {
     // `rea` is the name the tenant knows: events carry the storage key (types.ts Realm.id).
-    text = JSON.stringify({ typ: 'evt', act: event.kind, rea: splitRealmKey(event.realm).name, dat: eventDat(event) });
+    text = JSON.stringify({ typ: 'evt', act: eventActs[event.kind], rea: splitRealmKey(event.realm).name, dat: eventDat(event) });
     encoded.set(event, text);
     clearSoon();
   }

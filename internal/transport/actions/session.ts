@@ -22,6 +22,7 @@ import type { BuildInfo } from '../../build-info.js';
 import { closeCodeOf, invalid, LocusError, toLocusError } from '../../errors.js';
 import type { SubscriptionEvent } from '../../domain/events.js';
 import type { Access } from '../../service/access.js';
+import type { SubscriptionUpdate } from '../../service/live/push-port.js';
 import type { EventSink, Subscriptions } from '../../service/subscriptions.js';
 import {
   encodeAuthFailure,
@@ -34,6 +35,7 @@ import {
 } from './codec.js';
 import type { PushOutcome, PushTracing } from './action-tracing.js';
 import type { Dispatcher } from './dispatcher.js';
+import { subscriptionMessages } from './subscription-pushes.js';
 import type { V1Connection } from './v1-handler.js';
 import type { SocketTransport, V1Observer } from './v1-observer.js';
 import { splitRealmKey } from '../../domain/realm-key.js';
@@ -196,6 +198,11 @@ export class Session implements EventSink, V1Connection {
     if (this.repliedSeq === this.startedSeq) outcome = this.writePush(text, messages.length);
     else this.held.push({ seq: this.startedSeq, push: text, count: messages.length });
     traced?.(outcome);
+  }
+
+  /** Hivekit subscription pushes: their v1 messages, as one push. */
+  pushSubscriptions(updates: readonly SubscriptionUpdate[]): void {
+    if (this.state === 'open') this.push(subscriptionMessages(updates));
   }
 
   onClose(listener: () => void): void {

@@ -12,6 +12,7 @@ import type { Principal, Right } from '../../auth/principal.js';
 import type { SocketTransport } from './v1-observer.js';
 import type { Realm } from '../../domain/types.js';
 import type { EventSink } from '../../service/subscriptions.js';
+import type { SubscriberConnection } from '../../service/live/push-port.js';
 
 /** One message as received. */
 export interface V1Message {
@@ -32,9 +33,10 @@ export type V1Answer = Readonly<Record<string, unknown>> | null;
 
 /**
  * A v1 connection as the live features see it (WebSocket or TCP; none over HTTP): Hivekit
- * subscriptions, pub/sub and presence hold on to it and push through it.
+ * subscriptions (through their push port), pub/sub and presence hold on to it and push
+ * through it.
  */
-export interface V1Connection {
+export interface V1Connection extends SubscriberConnection {
   /** Unique within the process, for maps and logs. */
   readonly id: string;
   /** The principal the connection signed in with. */

@@ -15,6 +15,7 @@ import type { Realm } from '../../../domain/types.js';
 import { invalid } from '../../../errors.js';
 import type { RealmRef } from '../../../service/live/live-subscriptions.js';
 import type { V1Caller, V1Connection, V1Handler, V1HandlerTable, V1Message } from '../v1-handler.js';
+import { createSubscription, updateSubscription } from '../subscription-options.js';
 import type { HandlerDeps } from './deps.js';
 
 /** Longest subscription id accepted (the client's are about 40 characters). */
@@ -59,7 +60,7 @@ export function subscriptionsHandlers(deps: HandlerDeps): V1HandlerTable {
       } else {
         await deps.access.countAction(caller.principal);
       }
-      await deps.live.create(connection, id, realm, dat);
+      await createSubscription(deps.live, connection, id, realm, dat);
       return {};
     },
   };
@@ -69,7 +70,7 @@ export function subscriptionsHandlers(deps: HandlerDeps): V1HandlerTable {
     async run(message, _realm, caller) {
       const connection = connectionOf(caller);
       await deps.access.countAction(caller.principal);
-      await deps.live.update(connection, subscriptionId(message), message.raw.dat);
+      await updateSubscription(deps.live, connection, subscriptionId(message), message.raw.dat);
       return {};
     },
   };
