@@ -32,7 +32,7 @@ export const errorCatalogue = {
   rate_limited: { status: 429, closeCode: 4429 },
   /** A subscriber that reads events more slowly than they come (v1 WebSocket/TCP). */
   slow_consumer: { status: 503, closeCode: 4008 },
-  /** A Hivekit endpoint locus answers but does not implement yet (instructions over REST). */
+  /** A Hivekit feature a server was built without (instruction and log subscriptions where no instruction store is wired in). */
   not_implemented: { status: 501 },
   internal: { status: 500, closeCode: 1011 },
   unavailable: { status: 503, closeCode: 1013 },
