@@ -199,13 +199,13 @@ export function instructionContract(withStore: WithStore): void {
         assert.deepEqual(await store.instructions.pending('r', 10), [action('k1', 'a', ['x'])]);
       }));
 
-    void it('pending is oldest first and honours the limit; completePending removes by key; recordAttempt counts', () =>
+    void it('pending is oldest first and honours the limit; completePending removes by key; recordAttempt counts; the depth is kept', () =>
       withStore(async (store) => {
         await store.instructions.create('r', instruction('a'));
         await store.instructions.create('r', instruction('b'));
         await store.instructions.applyMembership('r', [], [action('k1', 'b', ['1']), action('k2', 'a', ['2'])]);
         await store.instructions.applyMembership('r', [], [action('k3', 'a', ['3'], { created: N1 })]);
-        await store.instructions.applyMembership('r', [], [action('k0', 'b', ['4'], { created: N2 })]);
+        await store.instructions.applyMembership('r', [], [action('k0', 'b', ['4'], { created: N2, depth: 3 })]);
         assert.deepEqual(keys(await store.instructions.pending('r', 10)), ['k1', 'k2', 'k3', 'k0']);
         assert.deepEqual(keys(await store.instructions.pending('r', 2)), ['k1', 'k2']);
         await store.instructions.recordAttempt('r', 'k2');
@@ -220,7 +220,7 @@ export function instructionContract(withStore: WithStore): void {
         await store.instructions.completePending('r', ['k1', 'k3', 'missing']);
         await store.instructions.completePending('other', ['k2']);
         await store.instructions.completePending('r', []);
-        assert.deepEqual(await store.instructions.pending('r', 10), [action('k2', 'a', ['2'], { attempts: 2 }), action('k0', 'b', ['4'], { created: N2 })]);
+        assert.deepEqual(await store.instructions.pending('r', 10), [action('k2', 'a', ['2'], { attempts: 2 }), action('k0', 'b', ['4'], { created: N2, depth: 3 })]);
       }));
 
     void it('realmsWithInstructions names the realms holding at least one instruction', () =>

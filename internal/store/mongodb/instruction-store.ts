@@ -68,6 +68,8 @@ export interface PendingDoc {
   entries: string[];
   created: string;
   attempts: number;
+  /** The depth its writes carry (PendingAction.depth); absent: 1. */
+  depth?: number;
   /** Write order (the writing process's ObjectIds increase; only the realm's lease holder writes actions). */
   order: ObjectId;
 }
@@ -115,7 +117,9 @@ function instructionFromDoc(doc: InstructionDoc): InstructionRecord {
 }
 
 function pendingFromDoc(doc: PendingDoc): PendingAction {
-  return { key: doc._id, instruction: doc.instruction, generation: doc.generation, part: doc.part, entries: doc.entries, created: doc.created, attempts: doc.attempts };
+  const action: PendingAction = { key: doc._id, instruction: doc.instruction, generation: doc.generation, part: doc.part, entries: doc.entries, created: doc.created, attempts: doc.attempts };
+  if (doc.depth !== undefined && doc.depth !== null) action.depth = doc.depth;
+  return action;
 }
 
 function instructionToDoc(record: InstructionRecord, incarnation: ObjectId, order: number, v: number): InstructionDoc {
@@ -315,6 +319,7 @@ function pendingToFields(action: PendingAction): Omit<PendingDoc, 'incarnation' 
     entries: [...action.entries],
     created: action.created,
     attempts: action.attempts,
+    ...(action.depth === undefined ? {} : { depth: action.depth }),
   };
 }
 

@@ -37,6 +37,7 @@ interface PendingRow {
   entries: string;
   created: string;
   attempts: number;
+  depth: number | null;
 }
 
 function instructionFromRow(row: InstructionRow): InstructionRecord {
@@ -44,11 +45,14 @@ function instructionFromRow(row: InstructionRow): InstructionRecord {
 }
 
 function pendingFromRow(row: PendingRow): PendingAction {
-  return { ...row, part: row.part === 'until' ? 'until' : 'then', entries: JSON.parse(row.entries) as string[] };
+  const { depth, ...rest } = row;
+  const action: PendingAction = { ...rest, part: row.part === 'until' ? 'until' : 'then', entries: JSON.parse(row.entries) as string[] };
+  if (depth !== null) action.depth = depth;
+  return action;
 }
 
 const INSTRUCTION_COLUMNS = 'id, label, source, data, created, updated, generation, suspended';
-const PENDING_COLUMNS = 'key, instruction, generation, part, entries, created, attempts';
+const PENDING_COLUMNS = 'key, instruction, generation, part, entries, created, attempts, depth';
 
 /** A realm's instructions with their members and pending actions, for the realm's delete. */
 export const DELETE_REALM_INSTRUCTIONS_SQL = [
@@ -93,8 +97,8 @@ export class SqliteInstructionStore implements InstructionStore {
     const join = db.prepare<[string, string, string]>('INSERT OR IGNORE INTO instruction_members (realm, instruction, entry) VALUES (?, ?, ?)');
     const leave = db.prepare<[string, string, string]>('DELETE FROM instruction_members WHERE realm = ? AND instruction = ? AND entry = ?');
     // A key already pending is kept once: writing the same action again (a retried batch) is harmless.
-    const addPending = db.prepare<[string, string, string, number, string, string, string, number]>(
-      `INSERT OR IGNORE INTO instruction_pending (realm, ${PENDING_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    const addPending = db.prepare<[string, string, string, number, string, string, string, number, number | null]>(
+      `INSERT OR IGNORE INTO instruction_pending (realm, ${PENDING_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
 
     this.updateTx = db.transaction((realm: string, id: string, patch: InstructionPatch, now: string) => {
@@ -130,7 +134,7 @@ export class SqliteInstructionStore implements InstructionStore {
       }
       for (const action of actions) {
         if (!current(action.instruction, action.generation)) continue;
-        addPending.run(realm, action.key, action.instruction, action.generation, action.part, JSON.stringify(action.entries), action.created, action.attempts);
+        addPending.run(realm, action.key, action.instruction, action.generation, action.part, JSON.stringify(action.entries), action.created, action.attempts, action.depth ?? null);
       }
     });
 

@@ -452,6 +452,12 @@ const MIGRATIONS: readonly Migration[] = [
   CREATE UNIQUE INDEX IF NOT EXISTS tasks_by_id ON tasks (realm, id);
   CREATE INDEX IF NOT EXISTS tasks_by_realm ON tasks (realm, seq);
   `,
+  // Version 18: the depth of the chain that caused a pending action, so a replayed action writes at
+  // it. Checked first: a file taken back to an older version to test a migration has the column.
+  (db) => {
+    const columns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('instruction_pending')").all();
+    if (!columns.some((column) => column.name === 'depth')) db.exec('ALTER TABLE instruction_pending ADD COLUMN depth INTEGER');
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
