@@ -30,6 +30,7 @@ import type { ChangeFeed, ChangeFeedSubscription, RealmChange } from '../../serv
 import { isoTime, type Clock } from '../../service/clock.js';
 import type { InstructionStore, Store } from '../../store/port.js';
 import type { Program } from '../language/ast.js';
+import { applyArea, applyObject } from './change-evaluation.js';
 import { ActionRunner, type ActionWrites, type UrlSender } from './action-runner.js';
 import { EveryClock } from './every-clock.js';
 import { InstructionEvaluator, type MembershipDelta } from './instruction-evaluator.js';
@@ -352,30 +353,17 @@ export class RealmEngine {
       const depth = origin?.depth ?? 0;
       const silent = depth >= maxDepth;
       if (silent) this.depthReached(origin as ChangeOrigin);
-      // The state before the change is the mirror's, not the record's `old`: after a lost message
-      // they differ, and the index and the evaluators must see what the sets were computed from.
-      let evaluate: (evaluator: InstructionEvaluator) => MembershipDelta;
-      let evaluators: Iterable<InstructionEvaluator>;
-      if (item.kind === 'object') {
-        const prev = this.mirror.object(item.change.id);
-        const next = item.change.new;
-        evaluators = this.index.objectChanged(prev, next);
-        this.mirror.applyObject(prev, next);
-        evaluate = (evaluator) => evaluator.onObjectChange(this.mirror, prev, next);
-      } else {
-        const prev = this.mirror.area(item.change.id);
-        const next = item.change.new;
-        evaluators = this.index.areaChanged(prev, next);
-        this.mirror.applyArea(prev, next);
-        evaluate = (evaluator) => evaluator.onAreaChange(this.mirror, prev, next);
-      }
-      for (const evaluator of evaluators) {
+      const applied =
+        item.kind === 'object'
+          ? applyObject(this.mirror, this.index, item.change.id, item.change.new)
+          : applyArea(this.mirror, this.index, item.change.id, item.change.new);
+      for (const evaluator of applied.evaluators) {
         const run = this.running.get(evaluator.id);
         if (run === undefined) continue;
         const started = performance.now();
         evaluations++;
         try {
-          const delta = evaluate(run.evaluator);
+          const delta = applied.evaluate(run.evaluator);
           deltas.add(run, delta, depth, silent);
         } catch (err) {
           this.failed(run, `evaluation failed: ${toLocusError(err).message}`);
