@@ -163,6 +163,11 @@ export interface RealmSettings {
   historyRetentionDays: number;
   /** Requests per second per token; null uses the server default. */
   rateLimit: number | null;
+  /**
+   * Data fields whose list filters are served by an index (domain/realm-settings.ts;
+   * docs/api.md "Filter indexes"). Absent when none are declared.
+   */
+  filterIndexes?: string[];
 }
 
 /** Any JSON value. */

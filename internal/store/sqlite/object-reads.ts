@@ -20,10 +20,11 @@
  */
 import type { Database, Statement } from 'better-sqlite3';
 import { compareCodePoints } from '../../domain/filter.js';
-import type { BBox, Data, TrackedObject } from '../../domain/types.js';
+import type { BBox, Data, FilterCondition, TrackedObject } from '../../domain/types.js';
 import { compileShape, type PointTest } from '../../geo/contains.js';
 import type { ObjectListQuery, Page, SearchHit, SearchQuery } from '../port.js';
 import { compileFilter, dataPath } from './filter-sql.js';
+import { indexableField, indexTerm, type FilterIndexes } from './filter-indexes.js';
 import type { LocationIndex } from './location-index.js';
 import { checkLimit, emptyPage, pageStart, toPage } from '../pages.js';
 import { queryBoxes } from './query-boxes.js';
@@ -43,7 +44,7 @@ export function spatialCandidateCap(limit: number): number {
   return Math.max(5_000, 20 * (limit + 1));
 }
 
-export type ListPlan = 'index' | 'spatial' | 'ordered';
+export type ListPlan = 'index' | 'spatial' | 'ordered' | 'filter-index';
 
 /** Statements of one SQL text are prepared once and kept (queries differ by their filter's form). */
 const STATEMENT_CACHE_SIZE = 256;
@@ -121,6 +122,7 @@ export class ObjectReads {
     private readonly indexer: SearchIndexer,
     private readonly locations: LocationIndex,
     private readonly spatialCap: (limit: number) => number,
+    private readonly filterIndexes: FilterIndexes,
   ) {
     // internal/geo decides "inside", called from SQL so that only hits are sorted and read.
     db.function('locus_inside', { deterministic: false }, (lon: unknown, lat: unknown) =>
@@ -177,6 +179,8 @@ export class ObjectReads {
     };
 
     if (query.shape === undefined) {
+      const indexed = this.filterIndexPlan(realm, query, lower, upper);
+      if (indexed !== null) return indexed;
       return planned(`SELECT ${listColumns(query.fields)} FROM objects o WHERE ${where()} ORDER BY o.id LIMIT ?`, 'index');
     }
 
@@ -202,6 +206,58 @@ export class ObjectReads {
     // Ordered plan: the (realm, id) index drives; lon/lat prefiltered by the boxes.
     const boxTerm = boxesSql(boxes, params);
     return planned(`SELECT ${listColumns(query.fields)} FROM objects o WHERE ${boxTerm} AND ${where(INSIDE)} ORDER BY o.id LIMIT ?`, 'ordered');
+  }
+
+  /**
+   * The filter-index plan of a list without a shape, when it is the cheaper one: the
+   * realm has filter indexes (filter-indexes.ts) on fields of the filter's conditions, and
+   * the most selective of those conditions holds for fewer rows (past the page start)
+   * than the cap. Each candidate condition's rows are counted in its index, up to the cap
+   * (a covering index: no row is read). The chosen index then gives its rows' ids, which
+   * are filtered by the other conditions, sorted and cut to the page before any other
+   * column is read. Past the cap the id-ordered scan is cheaper: it stops once the page is
+   * full, after about limit / share rows (the same trade as the spatial plan's,
+   * spatialCandidateCap). Null: use the scan.
+   */
+  private filterIndexPlan(realm: string, query: ObjectListQuery, lower: string, upper: string | null): PlannedList | null {
+    const conditions = query.filter ?? [];
+    if (conditions.length === 0) return null;
+    const indexes = this.filterIndexes.of(realm);
+    if (indexes === undefined) return null;
+    const cap = Math.max(1, Math.floor(this.spatialCap(query.limit)));
+    const realmSql = `'${realm.replace(/'/g, "''")}'`;
+    const idRange = (params: (string | number)[]): string => {
+      params.push(lower);
+      if (upper === null) return 'o.id > ?';
+      params.push(upper);
+      return 'o.id > ? AND o.id < ?';
+    };
+    let chosen: { at: number; name: string; count: number } | null = null;
+    for (const [at, condition] of conditions.entries()) {
+      const field = indexableField(condition);
+      const name = field === null ? undefined : indexes.get(field);
+      if (name === undefined) continue;
+      const params: (string | number)[] = [];
+      const term = indexTerm(condition, params);
+      const range = idRange(params);
+      const sql = `SELECT count(*) FROM (SELECT 1 FROM objects o INDEXED BY "${name}" WHERE o.realm = ${realmSql} AND ${term} AND ${range} LIMIT ?)`;
+      const count = this.statement<[number]>(sql).get(...params, cap)?.[0] ?? cap;
+      if (count < cap && (chosen === null || count < chosen.count)) chosen = { at, name, count };
+      if (count === 0) break;
+    }
+    if (chosen === null) return null;
+    const params: (string | number)[] = [];
+    const term = indexTerm(conditions[chosen.at] as FilterCondition, params);
+    const range = idRange(params);
+    const skip = chosen.at;
+    const rest = compileFilter(conditions.filter((_, at) => at !== skip));
+    params.push(...rest.params, query.limit + 1);
+    const where = [`o.realm = ${realmSql}`, term, range, ...rest.terms].join(' AND ');
+    // The inner query reads only the index (and the rows the other conditions test); the
+    // outer one reads the page's rows.
+    const ids = `SELECT o.rowid AS r FROM objects o INDEXED BY "${chosen.name}" WHERE ${where} ORDER BY o.id LIMIT ?`;
+    const sql = `SELECT ${listColumns(query.fields)} FROM (${ids}) AS c CROSS JOIN objects o ON o.rowid = c.r ORDER BY o.id`;
+    return { sql, params: [...projectionParams(query.fields), ...params], plan: 'filter-index' };
   }
 
   private listNow(realm: string, query: ObjectListQuery): Page<TrackedObject> {

@@ -13,6 +13,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { ObjectChange, ObjectPatch, TrackedObject } from '../../domain/types.js';
 import type { HistoryEntry, HistoryQuery, ObjectListQuery, ObjectStore, Page, SearchHit, SearchQuery } from '../port.js';
+import { FilterIndexes } from './filter-indexes.js';
 import { GroupCommit } from './group-commit.js';
 import { HistoryChunks } from './history-chunks.js';
 import { CHUNK_LIMITS, PAST_BUFFER_FIXES, type ChunkLimits } from './history-rows.js';
@@ -78,6 +79,8 @@ export class SqliteObjectStore implements ObjectStore {
   readonly locations: LocationIndex;
   /** Recently updated objects, so that their next write reads no row. */
   readonly recent = new RecentObjects();
+  /** The realms' filter indexes (filter-indexes.ts), as the schema holds them. */
+  private readonly filterIndexes: FilterIndexes;
   private readonly reads: ObjectReads;
   private readonly writer: ObjectWrites;
   private readonly historyOf: ObjectHistory;
@@ -93,10 +96,11 @@ export class SqliteObjectStore implements ObjectStore {
     private readonly indexer: SearchIndexer,
     options: ObjectStoreOptions = {},
   ) {
+    this.filterIndexes = new FilterIndexes(db);
     this.locations = new LocationIndex(db);
     this.selectVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
     this.version = this.selectVersion.get() ?? 0;
-    this.reads = new ObjectReads(db, indexer, this.locations, options.spatialCap ?? spatialCandidateCap);
+    this.reads = new ObjectReads(db, indexer, this.locations, options.spatialCap ?? spatialCandidateCap, this.filterIndexes);
     // A later fix of an equal time replaces the stored one (history-chunks.ts).
     const chunks = new HistoryChunks(db, options.chunks ?? CHUNK_LIMITS);
     this.historyOf = new ObjectHistory(db, chunks);

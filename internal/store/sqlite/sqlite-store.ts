@@ -29,6 +29,7 @@ import { SqliteObjectStore, pageStart, toPage, type ObjectStoreOptions } from '.
 import { purgeRealmIndexes } from './realm-purge.js';
 import { areaFromRow, realmFromRow, tokenFromRow, type AreaRow, type RealmRow, type TokenRow } from './rows.js';
 import { configure, migrate } from './schema.js';
+import { dropIndexes, syncIndexes } from './filter-indexes.js';
 import { SearchIndexer } from './search-indexer.js';
 import { isUniqueViolation, settle } from './sqlite-errors.js';
 import { SqliteTaskStore } from './task-store.js';
@@ -78,9 +79,12 @@ class SqliteRealmStore implements RealmStore {
       if (existing === undefined) {
         const { tenant, name } = splitRealmKey(id);
         this.insert.run(id, tenant, name, null, '{}', json, now);
+        syncIndexes(db, id, settings.filterIndexes ?? []);
         return { realm: { id, tenant, name, label: null, data: {}, settings, created: now }, created: true };
       }
       updateSettings.run(json, id);
+      // With the settings, in their transaction: the realm's filter indexes.
+      syncIndexes(db, id, settings.filterIndexes ?? []);
       return { realm: { ...realmFromRow(existing), settings }, created: false };
     });
     this.updateTx = db.transaction((id: string, patch: RealmPatch) => {
@@ -94,6 +98,7 @@ class SqliteRealmStore implements RealmStore {
     this.deleteTx = db.transaction((id: string) => {
       // The realm's index entries first (in bulk), then its rows (the delete trigger then skips them).
       const queued = purgeRealmIndexes(db, this.indexer, id);
+      dropIndexes(db, id);
       for (const statement of deleteRealmData) statement.run(id);
       const { tenant, name } = splitRealmKey(id);
       deleteBoundKeys.run(tenant, name);
