@@ -56,6 +56,13 @@ export const realmSettingsSchema = {
       maximum: SETTINGS_BOUNDS.rateLimitPerSecond.max,
       description: "Requests per second per token; absent: the server's LOCUS_RATE_LIMIT.",
     },
+    filterIndexes: {
+      type: 'array',
+      maxItems: SETTINGS_BOUNDS.filterIndexes.maxItems,
+      items: { type: 'string', minLength: 1 },
+      description:
+        'Data fields whose list filters are served by an index (docs/api.md, "Filter indexes"): distinct field names, not id or label, without , = < >. Absent: none.',
+    },
   },
 } as const;
 

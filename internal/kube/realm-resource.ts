@@ -7,6 +7,7 @@
  * and a unit test fails when the file, these types, the schema or the domain's settings rules
  * drift apart.
  */
+import { MAX_FILTER_INDEXES } from '../domain/realm-settings.js';
 import type { RealmSettings } from '../domain/types.js';
 
 export const REALM_GROUP = 'locus.dev';
@@ -39,6 +40,8 @@ export const SETTINGS_BOUNDS = {
   historyRetentionDays: { min: 0, max: 36_500 },
   /** Requests per second per token; no maximum beyond a JavaScript safe integer. */
   rateLimitPerSecond: { min: 1, max: Number.MAX_SAFE_INTEGER },
+  /** Data fields a realm indexes for its filters (domain MAX_FILTER_INDEXES). */
+  filterIndexes: { maxItems: MAX_FILTER_INDEXES },
 } as const;
 
 /** The realm's settings as declared; an absent field keeps the service's default. */
@@ -49,6 +52,8 @@ export interface RealmSpecSettings {
   historyRetentionDays?: number;
   /** Requests per second per token (≥ 1); absent: the server's LOCUS_RATE_LIMIT. */
   rateLimitPerSecond?: number;
+  /** Data fields whose filters an index serves (domain/realm-settings.ts); absent: none. */
+  filterIndexes?: string[];
 }
 
 export interface RealmSpec {
@@ -148,9 +153,12 @@ export function realmIdOf(resource: Pick<RealmResource, 'metadata' | 'spec'>): s
  */
 export function realmSettingsOf(spec: RealmSpec, base: RealmSettings): RealmSettings {
   const settings = spec.settings ?? {};
-  return {
+  const out: RealmSettings = {
     connectionTimeout: settings.connectionTimeoutSeconds ?? base.connectionTimeout,
     historyRetentionDays: settings.historyRetentionDays ?? base.historyRetentionDays,
     rateLimit: settings.rateLimitPerSecond ?? base.rateLimit,
   };
+  const fields = settings.filterIndexes ?? base.filterIndexes ?? [];
+  if (fields.length > 0) out.filterIndexes = [...fields];
+  return out;
 }

@@ -108,7 +108,13 @@ export function desiredRealm(realm: RealmResource): DesiredRealm {
 }
 
 export function sameSettings(a: RealmSettings, b: RealmSettings): boolean {
-  return a.connectionTimeout === b.connectionTimeout && a.historyRetentionDays === b.historyRetentionDays && a.rateLimit === b.rateLimit;
+  const fields = (s: RealmSettings): string => (s.filterIndexes ?? []).join(',');
+  return (
+    a.connectionTimeout === b.connectionTimeout &&
+    a.historyRetentionDays === b.historyRetentionDays &&
+    a.rateLimit === b.rateLimit &&
+    fields(a) === fields(b)
+  );
 }
 
 /**

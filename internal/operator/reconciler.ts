@@ -136,7 +136,8 @@ export class Reconciler {
     // The realm and its settings (MongoDB: its database and indexes, made by the store's put).
     const key = realmKey(tenant, realmId);
     const existing = await this.deps.store.realms.get(key);
-    const settingsBody = { settings: { ...desired.settings } };
+    // filterIndexes always named: absent from the spec, [] removes the realm's (a put keeps what it does not name).
+    const settingsBody = { settings: { ...desired.settings, filterIndexes: desired.settings.filterIndexes ?? [] } };
     if (existing === null) {
       await this.deps.realms.put(tenant, realmId, settingsBody);
       await this.event(realm, 'Normal', 'Created', `realm ${realmId} provisioned in tenant ${tenant}`);

@@ -39,7 +39,13 @@ export function controlCollections(db: Db): ControlCollections {
   };
 }
 
-const cleanSettings = (s: RealmSettings): RealmSettings => ({ connectionTimeout: s.connectionTimeout, historyRetentionDays: s.historyRetentionDays, rateLimit: s.rateLimit });
+const cleanSettings = (s: RealmSettings): RealmSettings => ({
+  connectionTimeout: s.connectionTimeout,
+  historyRetentionDays: s.historyRetentionDays,
+  rateLimit: s.rateLimit,
+  // Stored and returned; the data_pairs index (indexes.ts) already serves every data field's conditions.
+  ...(s.filterIndexes !== undefined && s.filterIndexes.length > 0 ? { filterIndexes: [...s.filterIndexes] } : {}),
+});
 
 export class MongoRealmStore implements RealmStore {
   constructor(

@@ -241,7 +241,12 @@ export function realmFromDoc(doc: RealmDoc): { id: string; tenant: string; name:
     name: doc.name,
     label: doc.label ?? null,
     data: JSON.parse(doc.data) as RealmData,
-    settings: { connectionTimeout: s.connectionTimeout, historyRetentionDays: s.historyRetentionDays, rateLimit: s.rateLimit ?? null },
+    settings: {
+      connectionTimeout: s.connectionTimeout,
+      historyRetentionDays: s.historyRetentionDays,
+      rateLimit: s.rateLimit ?? null,
+      ...(s.filterIndexes !== undefined && s.filterIndexes.length > 0 ? { filterIndexes: [...s.filterIndexes] } : {}),
+    },
     created: doc.created,
   };
 }
