@@ -18,6 +18,7 @@ import { defaultRealmSettings, parseRealmSettings } from '../../internal/domain/
 import type { Data, FilterCondition, ObjectPatch, TrackedObject } from '../../internal/domain/types.js';
 import type { ObjectListQuery } from '../../internal/store/port.js';
 import { openSqliteStore, type SqliteStore } from '../../internal/store/sqlite/sqlite-store.js';
+import { freshMongoStore, testMongoUri } from '../support/mongodb.js';
 
 const NOW = '2024-05-01T12:00:00.000Z';
 
@@ -182,5 +183,24 @@ void describe('filter indexes give the answers of the scan', () => {
     // Other settings keep the declared fields.
     const declared = parseRealmSettings({ filterIndexes: ['fuel'] }, defaultRealmSettings);
     assert.deepEqual(parseRealmSettings({ rateLimit: 5 }, declared).filterIndexes, ['fuel']);
+  });
+
+  void it('MongoDB (LOCUS_TEST_MONGODB_URI): the setting is stored and shown, and filters answer as before', { skip: testMongoUri === null }, async () => {
+    const store = await freshMongoStore(testMongoUri as string);
+    try {
+      const realm = 'd/fleet';
+      await store.realms.put(realm, { ...defaultRealmSettings }, NOW);
+      const patches: ObjectPatch[] = [{ id: 'a', data: { fuel: 0.005 } }, { id: 'b', data: { fuel: '0.005' } }, { id: 'c', data: { fuel: 0.5 } }];
+      await store.objects.upsertMany(realm, patches, NOW);
+      const put = await store.realms.put(realm, parseRealmSettings({ filterIndexes: ['fuel'] }, defaultRealmSettings), NOW);
+      assert.deepEqual(put.realm.settings.filterIndexes, ['fuel']);
+      assert.deepEqual((await store.realms.get(realm))?.settings, { ...defaultRealmSettings, filterIndexes: ['fuel'] });
+      const page = await store.objects.list(realm, { limit: 10, filter: [{ field: 'fuel', op: '<', value: 0.01 }] });
+      assert.deepEqual(page.items.map((o) => o.id), ['a']);
+      await store.realms.put(realm, { ...defaultRealmSettings }, NOW);
+      assert.deepEqual((await store.realms.get(realm))?.settings, defaultRealmSettings);
+    } finally {
+      await store.close();
+    }
   });
 });
