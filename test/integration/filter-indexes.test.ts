@@ -26,7 +26,7 @@ const NOW = '2024-05-01T12:00:00.000Z';
 const INDEXED = ['a', 'x"y', "it's", 'b.c'];
 const KEYS = [...INDEXED, 'plain'];
 const STRINGS = ['', '0', '1', '5', '90', 'a', 'b', 'A', 'é', 'e\u0301', '😀', '\uFFFF', '\uE000', '[1]', '{}', 'true', 'null', "o'k"];
-const NUMBERS = [-3, -1, 0, 1, 2, 5, 90, 1.5, -0.5, 0.1, 2 ** 53, 2 ** 60, 1e21, -1e300, 5e-324];
+const NUMBERS = [-3, -1, 0, 1, 2, 5, 90, 1.5, -0.5, 0.1, 2 ** 53, 2 ** 60, 2 ** 63, 1e20, 1e21, -1e300, 5e-324];
 
 const scalar = fc.oneof(fc.constantFrom(...NUMBERS), fc.integer({ min: -5, max: 5 }), fc.constantFrom(...STRINGS), fc.boolean());
 const nested: fc.Arbitrary<Data[string]> = fc.oneof(
