@@ -13,6 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import type { Location, ObjectPatch, TrackedObject } from '../../internal/domain/types.js';
 import { openSqliteStore } from '../../internal/store/sqlite/sqlite-store.js';
@@ -100,6 +101,37 @@ void describe('random updates', () => {
       );
     });
   }
+
+  void it('write an object whose rowid is too large to sort by, with the others of its batch', async () => {
+    const path = join(dir, 'large-rowid.db');
+    let store = openSqliteStore(path);
+    await store.realms.put('big', SETTINGS, NOW);
+    await store.objects.upsertMany('big', [0, 1, 2, 3].map((i) => ({ id: `o${i}`, location: { longitude: i, latitude: 0, time: time(0) } })), NOW);
+    await store.close();
+    const db = new Database(path);
+    db.prepare('UPDATE objects SET rowid = ? WHERE id = ?').run(2 ** 52, 'o2');
+    db.close();
+    store = openSqliteStore(path);
+    try {
+      const patches: ObjectPatch[] = [3, 2, 0, 1].map((i) => ({ id: `o${i}`, location: { longitude: i, latitude: 1, time: time(1000) } }));
+      const changes = await store.objects.upsertMany('big', patches, NOW);
+      assert.deepEqual(
+        changes.map((c) => [c.id, c.old?.location?.latitude, c.new?.location?.latitude]),
+        patches.map((p) => [p.id, 0, 1]),
+      );
+      store.objects.recent.clear();
+      for (const i of [0, 1, 2, 3]) {
+        assert.deepEqual((await store.objects.get('big', `o${i}`))?.location, { longitude: i, latitude: 1, time: time(1000) });
+        const history = await store.objects.history('big', `o${i}`, { order: 'asc', limit: 10 });
+        assert.deepEqual(
+          history.items.map((e) => e.location.latitude),
+          [0, 1],
+        );
+      }
+    } finally {
+      await store.close();
+    }
+  });
 
   void it('keep an acknowledged batch when the process is killed right after the acknowledgement', async () => {
     const path = join(dir, 'crash.db');

@@ -454,7 +454,7 @@ export class ObjectWrites {
 
   /**
    * Writes the batch's objects: those that exist in the order of their rowids (the order of
-   * the table's pages), then the new ones in the order given (their rowids follow it). A
+   * the table's pages), then the others (new ones) in the order given (their rowids follow it). A
    * batch of updates of objects on random pages then reads and changes the pages front to
    * back, and the b-tree descents share their interior pages. Objects are independent
    * rows, so the order changes nothing but speed; changes keep the order of the patches.
@@ -465,25 +465,26 @@ export class ObjectWrites {
       return;
     }
     const { olds } = batch;
-    const existing: number[] = [];
-    const fresh: number[] = [];
-    const rowids = new Float64Array(folded.length);
-    for (let i = 0; i < folded.length; i++) {
+    const n = folded.length;
+    // Existing objects as rowid × n + index: a typed array sorts them without a comparator
+    // (several times faster). The key is exact below 2^53; an object whose rowid is too
+    // large for that (none, in practice: rowids count up from 1) is written unsorted.
+    const limit = Number.MAX_SAFE_INTEGER / n - 1;
+    const keys = new Float64Array(n);
+    const others: number[] = [];
+    let existing = 0;
+    for (let i = 0; i < n; i++) {
       const held = olds.get((folded[i] as FoldedPatch).id);
-      if (held === undefined) {
-        fresh.push(i);
-      } else {
-        rowids[i] = held.row.rowid;
-        existing.push(i);
-      }
+      if (held !== undefined && held.row.rowid < limit) keys[existing++] = held.row.rowid * n + i;
+      else others.push(i);
     }
-    existing.sort((a, b) => (rowids[a] as number) - (rowids[b] as number));
-    for (const order of [existing, fresh]) {
-      for (const i of order) {
-        batch.at = i;
-        this.writeObject(batch, folded[i] as FoldedPatch);
-      }
-    }
+    for (const key of keys.subarray(0, existing).sort()) this.writeAt(batch, folded, key % n);
+    for (const i of others) this.writeAt(batch, folded, i);
+  }
+
+  private writeAt(batch: BatchWrite, folded: readonly FoldedPatch[], i: number): void {
+    batch.at = i;
+    this.writeObject(batch, folded[i] as FoldedPatch);
   }
 
   private writeObject(batch: BatchWrite, patch: FoldedPatch): void {
