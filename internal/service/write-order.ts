@@ -17,8 +17,6 @@
 /** Settles when `write` has settled, fulfilled either way: what later writes wait for. */
 type Tail = Promise<void>;
 
-const settledAnyway = (): void => undefined;
-
 export class WriteOrder {
   /** Realm → object id → tail of the last write of that object still under way. */
   private readonly tails = new Map<string, Map<string, Tail>>();
@@ -43,13 +41,14 @@ export class WriteOrder {
     if (first === undefined) done = call(write);
     else if (more === undefined) done = first.then(write);
     else done = Promise.all(more).then(write);
-    const tail: Tail = done.then(settledAnyway, settledAnyway);
+    // Settling, the tail drops the keys it is still the last write of.
+    const release = (): void => this.release(realm, ids, tail);
+    const tail: Tail = done.then(release, release);
     if (byId === undefined) {
       byId = new Map();
       this.tails.set(realm, byId);
     }
     for (let i = 0; i < ids.length; i++) byId.set(ids[i] as string, tail);
-    void tail.then(() => this.release(realm, ids, tail));
     return done;
   }
 
