@@ -85,12 +85,11 @@ export class Dispatcher {
   }
 
   /**
-   * Starts the messages of one frame in order. Each waits for the ones before it (and for
-   * `after`: the connection's frames before this one), except an `ordered` write, which only
-   * waits for them to have begun; so once `started` resolves, a connection may start its
-   * next frame: its messages see the effects of these (ObjectService applies writes of one
-   * object in call order, and the other messages wait for the writes before them), and its
-   * writes join theirs in one commit.
+   * Starts the messages of one frame in order (the ordering contract: service/write-order.ts).
+   * Each waits for the ones before it (and for `after`: the connection's frames before this
+   * one), except an `ordered` write, which only waits for them to have begun; so once
+   * `started` resolves, a connection may start its next frame, whose writes join these in
+   * one commit.
    */
   start(items: readonly ParsedItem[], caller: V1Caller, after: Promise<unknown> = Promise.resolve()): Started {
     if (this.deps.observer !== undefined) caller = { ...caller, readAt: performance.now() };

@@ -3,11 +3,10 @@
  * to each message in arrival order, pushed events, timeouts and flow control. The
  * transport only frames: it hands in each message's text and provides a Wire.
  *
- * Pipelining: a message starts once the one before it has begun (Dispatcher.start: its
- * reads answered, its writes handed to the store, which applies them in order), up to
- * `maxPipelined` messages whose replies are not sent yet. The writes of messages that
- * arrived together so share one commit, as a larger batch would; replies still go out
- * in arrival order, and the events a message causes after its reply.
+ * Pipelining (the ordering contract: service/write-order.ts): a message starts once the one
+ * before it has begun, up to `maxPipelined` messages whose replies are not sent yet. The
+ * writes of messages that arrived together so share one commit, as a larger batch would;
+ * replies still go out in arrival order, and the events a message causes after its reply.
  *
  * Flow control: replies are never dropped; while more than `sendBufferBytes` wait to
  * be sent, the session stops reading (so a client that does not read its replies
