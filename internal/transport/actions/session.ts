@@ -469,7 +469,8 @@ export class Session implements EventSink, V1Connection {
 
   /**
    * Queues the reply of message `seq` to be written once the replies before it are (at once
-   * when none waits); its turn settles once it is written.
+   * when none waits); its turn settles once it is written. Returns a settled promise: a
+   * message answered without running (refused, unparsable) has begun once its reply is queued.
    */
   private queueReply(seq: number, chars: number, reply: Promise<Reply>): Promise<void> {
     const after = this.unsent.length === 0 ? reply : this.replies.then(() => reply);
