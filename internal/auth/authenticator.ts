@@ -10,10 +10,15 @@
  * their token at every message, by its hash: principalOf): a held JWT is still refused once
  * it expires or its key is revoked (the key is looked up at every use; auth/held-lookups.ts
  * holds keys and tokens in memory and drops them when a control message says so).
+ *
+ * A session's check at every message is heldPrincipal first: the same answer from what is
+ * held in memory, without a promise, and the asynchronous path only when the store (or a
+ * verification) must be asked. Revocation reaches both alike: through the held lookups.
  */
 import { LocusError } from '../errors.js';
 import type { Scope } from '../domain/types.js';
 import { splitRealmKey } from '../domain/realm-key.js';
+import type { SigningKeyRecord, TokenRecord } from '../domain/types.js';
 import type { SigningKeyStore, TokenStore } from '../store/port.js';
 import { JWT_LEEWAY_S, jwtFailure, jwtTexts, looksLikeJwt, verifyJwt } from './jwt.js';
 import { defaultTenant, type Principal } from './principal.js';
@@ -39,12 +44,18 @@ export function bearerSecret(header: string | undefined): string | null {
 
 export interface JwtSettings {
   /** The tenants' signing keys; absent: only LOCUS_JWT_SECRET. */
-  signingKeys?: Pick<SigningKeyStore, 'get'>;
+  signingKeys?: SigningKeyLookup;
   /** LOCUS_JWT_SECRET, the default tenant's key for tokens without `kid`; null: none. */
   jwtSecret?: string | null;
   /** Milliseconds since the epoch (tests pass a fake clock). */
   clock?: () => number;
 }
+
+/** Tokens by hash; `held` (auth/held-lookups.ts): the record in memory now, if any. */
+export type TokenLookup = Pick<TokenStore, 'findByHash'> & { held?: (hash: string) => Readonly<TokenRecord> | undefined };
+
+/** Signing keys by id; `held` as for TokenLookup. */
+export type SigningKeyLookup = Pick<SigningKeyStore, 'get'> & { held?: (id: string) => Readonly<SigningKeyRecord> | undefined };
 
 interface HeldJwt {
   principal: Principal;
@@ -53,13 +64,13 @@ interface HeldJwt {
 
 export class Authenticator {
   private readonly adminHash: string | null;
-  private readonly signingKeys: Pick<SigningKeyStore, 'get'> | null;
+  private readonly signingKeys: SigningKeyLookup | null;
   private readonly jwtSecret: string | null;
   private readonly clock: () => number;
   private readonly jwts = new Map<string, HeldJwt>();
 
   constructor(
-    private readonly tokens: Pick<TokenStore, 'findByHash'>,
+    private readonly tokens: TokenLookup,
     adminToken: string | null,
     jwt: JwtSettings = {},
   ) {
@@ -69,10 +80,13 @@ export class Authenticator {
     this.clock = jwt.clock ?? Date.now;
   }
 
-  /** Resolves a secret (opaque token, admin token or JWT) to its principal; 401 when it is not valid. */
-  async authenticate(secret: string | null): Promise<Principal> {
+  /**
+   * Resolves a secret (opaque token, admin token or JWT) to its principal; 401 when it is not
+   * valid. `hash`: the secret's hashSecret, when the caller holds it already.
+   */
+  async authenticate(secret: string | null, hash: string | null = null): Promise<Principal> {
     if (secret === null) throw unauthorized('a Bearer token is required');
-    const hash = hashSecret(secret);
+    hash ??= hashSecret(secret);
     if (hash !== this.adminHash && looksLikeJwt(secret)) {
       const held = await this.heldJwt(hash);
       if (held !== null) return held;
@@ -99,6 +113,27 @@ export class Authenticator {
     if (jwt !== null) return jwt;
     const record = await this.tokens.findByHash(hash);
     if (record === null) throw unauthorized('the token is not valid');
+    const { tenant, name } = splitRealmKey(record.realm);
+    return { tokenId: record.id, kind: 'token', tenant, realm: name, scope: record.scope };
+  }
+
+  /**
+   * The principal authenticate would give for a secret of this hash, when memory alone
+   * decides it now: the admin token, a held JWT unexpired whose key is held, an opaque token
+   * the held lookup holds. Undefined otherwise (then authenticate, which asks the store,
+   * verifies, or refuses).
+   */
+  heldPrincipal(hash: string): Principal | undefined {
+    if (this.adminHash !== null && hash === this.adminHash) return { tokenId: 'admin', kind: 'admin', tenant: defaultTenant, realm: null, scope: 'admin' };
+    const jwt = this.jwts.get(hash);
+    if (jwt !== undefined) {
+      const expiresAt = jwt.principal.expiresAt;
+      if (expiresAt !== undefined && this.clock() >= expiresAt + JWT_LEEWAY_S * 1000) return undefined;
+      if (jwt.kid !== null && this.signingKeys?.held?.(jwt.kid) === undefined) return undefined;
+      return { ...jwt.principal };
+    }
+    const record = this.tokens.held?.(hash);
+    if (record === undefined) return undefined;
     const { tenant, name } = splitRealmKey(record.realm);
     return { tokenId: record.id, kind: 'token', tenant, realm: name, scope: record.scope };
   }

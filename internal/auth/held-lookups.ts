@@ -33,7 +33,7 @@ export type HeldDrop<T> = { key: string } | { where: (record: Readonly<T>) => bo
  * names. Its uses below differ only in their lookup and their drops.
  */
 export class HeldLookup<T extends object> {
-  private readonly held = new Map<string, Held<T>>();
+  private readonly entries = new Map<string, Held<T>>();
   /** Bumped by every drop: a lookup that began before it is not held. */
   private epoch = 0;
 
@@ -46,18 +46,27 @@ export class HeldLookup<T extends object> {
 
   async get(key: string): Promise<T | null> {
     const now = this.clock();
-    const hit = this.held.get(key);
+    const hit = this.entries.get(key);
     if (hit !== undefined) {
       if (hit.untilMs > now) return { ...hit.record };
-      this.held.delete(key);
+      this.entries.delete(key);
     }
     const epoch = this.epoch;
     const record = await this.read(key);
     if (record !== null && epoch === this.epoch) {
-      if (this.held.size >= HELD_MAX) this.held.clear();
-      this.held.set(key, { record: Object.freeze({ ...record }), untilMs: now + this.holdMs });
+      if (this.entries.size >= HELD_MAX) this.entries.clear();
+      this.entries.set(key, { record: Object.freeze({ ...record }), untilMs: now + this.holdMs });
     }
     return record;
+  }
+
+  /**
+   * The entry held for `key` now, without asking the store: what get would answer from
+   * memory (undefined: get would ask the store). Not a copy: read it, do not keep it.
+   */
+  held(key: string): Readonly<T> | undefined {
+    const hit = this.entries.get(key);
+    return hit !== undefined && hit.untilMs > this.clock() ? hit.record : undefined;
   }
 
   hear(message: ControlMessage): void {
@@ -65,21 +74,21 @@ export class HeldLookup<T extends object> {
     if (drop === null) return;
     this.epoch++;
     if ('key' in drop) {
-      this.held.delete(drop.key);
+      this.entries.delete(drop.key);
       return;
     }
-    for (const [key, entry] of this.held) if (drop.where(entry.record)) this.held.delete(key);
+    for (const [key, entry] of this.entries) if (drop.where(entry.record)) this.entries.delete(key);
   }
 
   /** Drops every entry (the bus may have lost control messages). */
   dropAll(): void {
     this.epoch++;
-    this.held.clear();
+    this.entries.clear();
   }
 
   /** Entries held (for tests and diagnostics). */
   get size(): number {
-    return this.held.size;
+    return this.entries.size;
   }
 }
 

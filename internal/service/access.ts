@@ -33,10 +33,18 @@ export class Access {
    * The principal of a secret. With the source address of the request, a failed
    * authentication counts against that address (before a token is known there is no
    * other key), and an address over its limit is refused before its secret is checked,
-   * so that guessing tokens is slow.
+   * so that guessing tokens is slow. `hash`: the secret's hashSecret, when the caller holds it.
    */
-  authenticate(secret: string | null, source: string | null = null): Promise<Principal> {
-    return this.guarded(source, () => this.auth.authenticate(secret));
+  authenticate(secret: string | null, source: string | null = null, hash: string | null = null): Promise<Principal> {
+    return this.guarded(source, () => this.auth.authenticate(secret, hash));
+  }
+
+  /**
+   * The principal of a secret's hash when memory alone decides it now (Authenticator.heldPrincipal):
+   * a signed-in connection's check at every message, without a promise; undefined: authenticate.
+   */
+  heldPrincipal(hash: string): Principal | undefined {
+    return this.auth.heldPrincipal(hash);
   }
 
   /** The principal of a secret's hash (see Authenticator.principalOf; `source` as for authenticate). */

@@ -121,12 +121,13 @@ export class ObjectService {
    * marks the changes of an instruction's write.
    */
   private write(realm: string, ids: readonly string[], patches: ObjectPatch[], now: string, origin?: ChangeOrigin): Promise<ObjectChange[]> {
-    return this.order.run(realm, ids, async () => {
-      const changes = await this.store.objects.upsertMany(realm, patches, now);
-      if (origin !== undefined) for (const change of changes) change.origin = origin;
-      if (changes.length > 0) this.listener.objectsChanged(realm, changes);
-      return changes;
-    });
+    return this.order.run(realm, ids, () =>
+      this.store.objects.upsertMany(realm, patches, now).then((changes) => {
+        if (origin !== undefined) for (const change of changes) change.origin = origin;
+        if (changes.length > 0) this.listener.objectsChanged(realm, changes);
+        return changes;
+      }),
+    );
   }
 
   /**

@@ -1,7 +1,23 @@
 /**
- * The one ordering rule of object writes, owned by the service: writes to the same object
- * (realm and object id) apply in the order they arrive here; writes to different objects may
- * run at the same time. A store adapter then only has to be correct per call.
+ * The ordering contract of writes, stated here once (the modules named point here):
+ *
+ * 1. A connection (transport/actions/session.ts) answers its messages in arrival order. A
+ *    message starts once the one before it has begun, not finished: its reads answered,
+ *    its writes handed to ObjectService. The events and pushes a message causes are written
+ *    after its reply.
+ * 2. Within a frame (transport/actions/dispatcher.ts) messages begin in order. A write
+ *    (`ordered` handler) waits only for the messages before it to have begun; any other
+ *    message waits for them to have settled, so it sees their effects.
+ * 3. Writes to the same object (realm and object id) apply in the order they reach
+ *    WriteOrder.run (this module; ObjectService calls it for every write and delete, before
+ *    its first await); writes to different objects may be under way at once. Nothing orders
+ *    writes across connections beyond this: two connections writing one object apply in the
+ *    order their messages began.
+ * 4. A store adapter (store/port.ts ObjectStore) need only be correct per call: it is never
+ *    given two writes of one object at once. SQLite (store/sqlite/group-commit.ts) commits the
+ *    writes queued in one turn of the event loop, from every connection, in one transaction,
+ *    in the order they were queued; MongoDB (store/mongodb/keyed-queue.ts) runs them as they
+ *    come. Either way a write's promise, and so its reply, settles only once it is durable.
  *
  * A per-key queue: each object with a write under way has a tail (a promise that settles when
  * its last write has settled). A write waits for the tails of all its keys, then becomes the
@@ -16,8 +32,6 @@
 
 /** Settles when `write` has settled, fulfilled either way: what later writes wait for. */
 type Tail = Promise<void>;
-
-const settledAnyway = (): void => undefined;
 
 export class WriteOrder {
   /** Realm → object id → tail of the last write of that object still under way. */
@@ -43,13 +57,14 @@ export class WriteOrder {
     if (first === undefined) done = call(write);
     else if (more === undefined) done = first.then(write);
     else done = Promise.all(more).then(write);
-    const tail: Tail = done.then(settledAnyway, settledAnyway);
+    // Settling, the tail drops the keys it is still the last write of.
+    const release = (): void => this.release(realm, ids, tail);
+    const tail: Tail = done.then(release, release);
     if (byId === undefined) {
       byId = new Map();
       this.tails.set(realm, byId);
     }
     for (let i = 0; i < ids.length; i++) byId.set(ids[i] as string, tail);
-    void tail.then(() => this.release(realm, ids, tail));
     return done;
   }
 

@@ -48,6 +48,7 @@ export function buildV1(config: Config, s: Services, build: BuildInfo, logger: L
       build,
       logger,
       presence,
+      heldPrincipal: (hash) => access.heldPrincipal(hash),
       ...(observer === undefined ? {} : { observer }),
       limits: {
         handshakeTimeoutMs: config.handshakeTimeoutMs,

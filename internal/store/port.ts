@@ -169,8 +169,8 @@ export interface ObjectStore {
    * but once this store has deleted it, a write for it fails with `not_found` until it
    * is put again, so that a write that waited through the delete leaves no rows behind.
    * Each call need only be correct on its own: the service never has two writes of the
-   * same object under way at once (service/write-order.ts), while calls writing different
-   * objects may overlap. The `old` of a change is the object as the write found it.
+   * same object under way at once, while calls writing different objects may overlap (the
+   * ordering contract: service/write-order.ts). The `old` of a change is the object as the write found it.
    * An id whose first patch has `mustExist` and that does not exist is skipped: no change.
    * Task ids: the last given in the batch replace the object's ([] clears them); objects
    * are read back with `tasks` only when they have some (lists with a projection: never).

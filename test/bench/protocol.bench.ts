@@ -19,9 +19,12 @@
  *    fix's altitude, which nothing indexes) at 10,000 updates/s (batches of 100 every
  *    10 ms), with 1,000 idle authenticated connections open (500 WebSocket, 500 TCP).
  *    Target p99 ≤ 10 ms. Also at 1,000 updates/s, for comparison.
- * 3. A fleet: 200 TCP connections, each sending `obj`/`upd` of one object and waiting for
+ * 3. A fleet: 200 TCP connections, each sending `obj`/`cre` of one object and waiting for
  *    the reply before the next (trackers that each report on their own connection).
- *    Updates per second; no target (group commit, group-commit.ts, serves this case).
+ *    Updates per second, with the server's CPU time and bytes written per update. Twice:
+ *    every connection signed in with the one write token, then each with a write token of
+ *    its own (as devices that each hold their token; the side-by-side run with the peers
+ *    signs in so).
  * 4. For scale: the SQLite store alone (upsertMany of 1,000, in this process), the
  *    ceiling under every write path.
  *
@@ -42,7 +45,7 @@ import { eventLatency, latencyBatch, latencyMs, latencySummary, latencyWarmupMs,
 import { fmt, median, ms, percentile, processUse, usePerOperation } from '../support/bench-stats.js';
 import { benchAdminToken as adminToken, startBenchServer, stopBenchServer as stopServer, type BenchServer as Server } from '../support/bench-server.js';
 import { connectTcp, connectWs, type V1Client } from '../support/v1-clients.js';
-import { benchRealm } from '../support/bench-http.js';
+import { benchRealm, benchRequest } from '../support/bench-http.js';
 import { windowedThroughput, type Throughput } from '../support/bench-window.js';
 
 const realm = 'bench';
@@ -112,9 +115,13 @@ async function throughput(server: Server, client: V1Client, messages: string[]):
   return windowedThroughput(client, messages, { window, warmupMs, runMs: throughputMs, updatesPerFrame: batchSize, pid: server.child.pid, action: 'upd' });
 }
 
-/** `fleetConnections` clients, each sending upd of one random object and awaiting the reply: updates per second. */
-async function fleet(server: Server, token: string): Promise<Throughput> {
-  const clients = await Promise.all(Array.from({ length: fleetConnections }, () => connectTcp(server.tcpPort, token)));
+/**
+ * `fleetConnections` clients, each sending cre of one random object and awaiting the reply:
+ * updates per second. `tokens`: one for every client, or one per client.
+ */
+async function fleet(server: Server, tokens: string | readonly string[]): Promise<Throughput> {
+  const tokenOf = (k: number): string => (typeof tokens === 'string' ? tokens : (tokens[k] as string));
+  const clients = await Promise.all(Array.from({ length: fleetConnections }, (_v, k) => connectTcp(server.tcpPort, tokenOf(k))));
   const rnd = random(7);
   let counting = false;
   let stopped = false;
@@ -123,7 +130,7 @@ async function fleet(server: Server, token: string): Promise<Throughput> {
     while (!stopped) {
       const loc = { lon: 5 + rnd() * 10, lat: 45 + rnd() * 10 };
       const [reply] = await client.request([{ typ: 'obj', act: 'cre', cid: 'f', id: `obj-${Math.floor(rnd() * objectCount)}`, rea: realm, loc }], 30_000);
-      if (reply?.res !== 'suc') throw new Error(`upd failed: ${JSON.stringify(reply)}`);
+      if (reply?.res !== 'suc') throw new Error(`cre failed: ${JSON.stringify(reply)}`);
       if (counting) counted++;
     }
   };
@@ -150,6 +157,16 @@ function describeRun(run: Throughput | undefined): string {
 /** The runs as reported: every figure, in run order. */
 function spread(runs: readonly number[]): string {
   return `runs ${runs.map((rate) => fmt(rate)).join(' / ')}`;
+}
+
+/** `count` more write tokens of the bench's realm, made with the admin token. */
+async function writeTokens(httpUrl: string, count: number): Promise<string[]> {
+  const tokens: string[] = [];
+  for (let k = 0; k < count; k++) {
+    const { token } = (await benchRequest(httpUrl, adminToken, 'POST', `/admin/v1/realm/${realm}/token`, { scope: 'write' })) as { token: string };
+    tokens.push(token);
+  }
+  return tokens;
 }
 
 /** Opens `idleConnections` authenticated connections that then stay silent. */
@@ -260,10 +277,15 @@ async function main(): Promise<void> {
     const scatteredRate = median(scatteredRuns.map((r) => r.rate));
 
     let fleetRun: Throughput = { rate: Number.NaN, cpuUs: Number.NaN, bytes: Number.NaN };
+    let fleetTokensRun: Throughput = { rate: Number.NaN, cpuUs: Number.NaN, bytes: Number.NaN };
     if (parts.has('fleet')) {
-      log(`a fleet: ${fleetConnections} TCP connections, upd of one object each`);
+      log(`a fleet: ${fleetConnections} TCP connections, cre of one object each, one token`);
       fleetRun = await fleet(server, token);
       log(`  ${describeRun(fleetRun)}`);
+      const tokens = await writeTokens(server.httpUrl, fleetConnections);
+      log(`a fleet: ${fleetConnections} TCP connections, cre of one object each, a token per connection`);
+      fleetTokensRun = await fleet(server, tokens);
+      log(`  ${describeRun(fleetTokensRun)}`);
     }
 
     const none: Latency = { ws: [], tcp: [], updates: 0 };
@@ -319,8 +341,14 @@ async function main(): Promise<void> {
         '–',
       ],
       [
-        `Location updates/s from a fleet: ${fleetConnections} TCP connections, each sending upd of one object and awaiting the reply (server: ${fleetRun.cpuUs.toFixed(1)} µs CPU, ${fmt(fleetRun.bytes)} B written per update)`,
+        `Location updates/s from a fleet: ${fleetConnections} TCP connections, each sending cre of one object and awaiting the reply (server: ${fleetRun.cpuUs.toFixed(1)} µs CPU, ${fmt(fleetRun.bytes)} B written per update)`,
         fmt(fleetRun.rate),
+        '–',
+        '–',
+      ],
+      [
+        `The same fleet, each connection signed in with a write token of its own (server: ${fleetTokensRun.cpuUs.toFixed(1)} µs CPU, ${fmt(fleetTokensRun.bytes)} B written per update)`,
+        fmt(fleetTokensRun.rate),
         '–',
         '–',
       ],

@@ -1,8 +1,10 @@
 /**
  * Runs tasks keyed by sets of keys so that two tasks sharing a key run in the order they
- * were submitted, and tasks with disjoint keys run concurrently. The store port asks that
- * writes to one object take effect in call order; MongoDB runs concurrent operations in
- * any order, so the object store queues its writes here by (realm, object id).
+ * were submitted, and tasks with disjoint keys run concurrently. The ordering of object
+ * writes is the service's (the contract: service/write-order.ts); the store port asks only
+ * that each call be correct on its own. The object store still queues its writes here by
+ * (realm, object id): it is what a realm delete waits for (MongoObjectStore.settle), and a
+ * caller that bypasses the service (a test, a tool) gets no overlapping writes of one object.
  */
 export class KeyedQueue {
   private readonly tails = new Map<string, Promise<unknown>>();

@@ -1,5 +1,6 @@
 /**
- * Group commit: the writes asked for in one turn of the event loop share one transaction.
+ * Group commit: the writes asked for in one turn of the event loop share one transaction
+ * (where this stands in the ordering contract of writes: service/write-order.ts).
  *
  * A commit costs about as much as the writes of several objects: each dirty page goes to
  * the WAL whole, and the commit record with it. Two hundred trackers that each send one

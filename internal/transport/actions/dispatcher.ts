@@ -29,6 +29,11 @@ const sliceMs = 4;
 /** Objects written (handed to the store) before a frame lets the event loop turn. */
 const sliceMaxWrites = 1000;
 
+const ignore = (): void => undefined;
+
+/** A single message's replies: none for a null reply. */
+const listOf = (reply: V1Reply | null): V1Reply[] => (reply === null ? [] : [reply]);
+
 const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 export interface DispatcherDeps {
@@ -80,15 +85,16 @@ export class Dispatcher {
   }
 
   /**
-   * Starts the messages of one frame in order. Each waits for the ones before it (and for
-   * `after`: the connection's frames before this one), except an `ordered` write, which only
-   * waits for them to have begun; so once `started` resolves, a connection may start its
-   * next frame: its messages see the effects of these (ObjectService applies writes of one
-   * object in call order, and the other messages wait for the writes before them), and its
-   * writes join theirs in one commit.
+   * Starts the messages of one frame in order (the ordering contract: service/write-order.ts).
+   * Each waits for the ones before it (and for `after`: the connection's frames before this
+   * one), except an `ordered` write, which only waits for them to have begun; so once
+   * `started` resolves, a connection may start its next frame, whose writes join these in
+   * one commit.
    */
   start(items: readonly ParsedItem[], caller: V1Caller, after: Promise<unknown> = Promise.resolve()): Started {
     if (this.deps.observer !== undefined) caller = { ...caller, readAt: performance.now() };
+    const only = items.length === 1 ? items[0] : undefined;
+    if (only?.ok === true) return this.startOne(only.message, only.echo, caller, after);
     const begun = this.begin(items, caller, after);
     return {
       // Never rejects: a failure (there should be none: failures are replies) is the replies'.
@@ -107,6 +113,21 @@ export class Dispatcher {
         }
         return replies;
       }),
+    };
+  }
+
+  /**
+   * start for a frame of one parsed message (a tracker's report): what begin does for it,
+   * without the time slicing and the lists a longer frame needs. An ordered write begins at
+   * once; any other message once `after` has settled.
+   */
+  private startOne(message: V1Message, echo: Echo, caller: V1Caller, after: Promise<unknown>): Started {
+    const handler = lookup(this.deps.handlers, message.typ, message.act);
+    const ordered = handler !== undefined && handler.realm !== 'none' && handler.ordered === true;
+    const begun = ordered ? this.run(message, echo, handler, caller) : after.then(() => this.run(message, echo, handler, caller));
+    return {
+      started: begun.then(ignore, ignore),
+      replies: begun.then(({ reply }) => reply.then(listOf)),
     };
   }
 

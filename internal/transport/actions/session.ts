@@ -3,11 +3,10 @@
  * to each message in arrival order, pushed events, timeouts and flow control. The
  * transport only frames: it hands in each message's text and provides a Wire.
  *
- * Pipelining: a message starts once the one before it has begun (Dispatcher.start: its
- * reads answered, its writes handed to the store, which applies them in order), up to
- * `maxPipelined` messages whose replies are not sent yet. The writes of messages that
- * arrived together so share one commit, as a larger batch would; replies still go out
- * in arrival order, and the events a message causes after its reply.
+ * Pipelining (the ordering contract: service/write-order.ts): a message starts once the one
+ * before it has begun, up to `maxPipelined` messages whose replies are not sent yet. The
+ * writes of messages that arrived together so share one commit, as a larger batch would;
+ * replies still go out in arrival order, and the events a message causes after its reply.
  *
  * Flow control: replies are never dropped; while more than `sendBufferBytes` wait to
  * be sent, the session stops reading (so a client that does not read its replies
@@ -18,6 +17,7 @@
  */
 import type { Logger } from 'pino';
 import { bearerSecret, type Principal } from '../../auth/authenticator.js';
+import { hashSecret } from '../../auth/tokens.js';
 import type { BuildInfo } from '../../build-info.js';
 import { closeCodeOf, invalid, LocusError, toLocusError } from '../../errors.js';
 import type { SubscriptionEvent } from '../../domain/events.js';
@@ -32,6 +32,7 @@ import {
   encodePush,
   encodeReplies,
   parseFrame,
+  type V1Reply,
 } from './codec.js';
 import type { PushOutcome, PushTracing } from './action-tracing.js';
 import type { Dispatcher } from './dispatcher.js';
@@ -89,6 +90,11 @@ export interface SessionDeps {
   tracing?: PushTracing;
   /** Hears of messages answered, events dropped and sign-ins refused (metrics). */
   observer?: V1Observer;
+  /**
+   * The principal of a signed-in secret's hash when memory decides it (Access.heldPrincipal),
+   * so that the check at every message needs no promise; absent: each asks access.authenticate.
+   */
+  heldPrincipal?: (hash: string) => Principal | undefined;
 }
 
 type Inbound =
@@ -117,6 +123,13 @@ const maxPipelined = 8;
 /** How often a session waiting for its send buffer to drain looks again. */
 const drainPollMs = 5;
 
+const settled: Promise<void> = Promise.resolve();
+
+/** A message's reply frame from its replies (none: no reply is due). */
+function replyFrame(replies: readonly V1Reply[]): Reply {
+  return { text: replies.length === 0 ? null : encodeReplies(replies) };
+}
+
 function unrefTimer(ms: number, fn: () => void): NodeJS.Timeout {
   const timer = setTimeout(fn, ms);
   timer.unref();
@@ -128,6 +141,8 @@ export class Session implements EventSink, V1Connection {
   private state: State = 'handshake';
   /** The secret the connection signed in with, checked again at every message (a JWT may expire, a token be revoked). */
   private secret: string | null = null;
+  /** Its hashSecret, computed once: the check at every message looks the hash up. */
+  private secretHash: string | null = null;
   private signedIn: Principal | null = null;
   private closeListeners: (() => void)[] = [];
   private readonly inbox: Inbound[] = [];
@@ -322,7 +337,7 @@ export class Session implements EventSink, V1Connection {
             await this.unsent[0]?.turn;
           }
           if (this.state !== 'open') return;
-          await this.pipeline(item.text);
+          await this.pipeline(item.text, ++this.startedSeq);
         } else {
           // Anything else follows the replies to the messages before it.
           await this.replies;
@@ -331,7 +346,7 @@ export class Session implements EventSink, V1Connection {
           else if (this.state === 'open') this.answer(item);
           else return;
         }
-        await this.writable();
+        if (this.wire.bufferedBytes() > this.deps.limits.sendBufferBytes) await this.writable();
       }
     } catch (err) {
       this.deps.logger.error({ err }, 'v1 connection failed');
@@ -368,6 +383,7 @@ export class Session implements EventSink, V1Connection {
     if (this.state !== 'handshake') return;
     this.state = 'open';
     this.secret = secret;
+    this.secretHash = hashSecret(secret);
     this.signedIn = principal;
     this.clearHandshakeTimer();
     const idleMs = this.deps.limits.idleTimeoutMs;
@@ -427,36 +443,47 @@ export class Session implements EventSink, V1Connection {
     else if (item.kind === 'undecodable') this.wire.send(encodeFrameError(invalid('the message is not valid UTF-8', 'invalid_json')));
   }
 
-  /** Starts a message; resolves once its actions have begun, its reply queued to follow the one before. */
-  private async pipeline(text: string): Promise<void> {
-    const seq = ++this.startedSeq;
-    const { reply } = await this.begin(text, this.replies);
-    const turn = this.replies
-      .then(() => reply)
+  /**
+   * Starts message `seq` (the token checked, the frame parsed, its actions begun after the
+   * reply to the message before: Dispatcher.start) and queues its reply to follow that one;
+   * resolves once its actions have begun. Without a promise in between when the token's
+   * check is answered from memory (SessionDeps.heldPrincipal), as it is but once a second.
+   */
+  private pipeline(text: string, seq: number): Promise<void> {
+    const earlier = this.replies;
+    const principal = this.currentPrincipal();
+    if (principal instanceof Promise) return principal.then((found) => this.begin(found, text, seq, earlier));
+    return this.begin(principal, text, seq, earlier);
+  }
+
+  /** pipeline's part once the token is checked: `earlier` is the reply to the message before. */
+  private begin(principal: Principal | LocusError, text: string, seq: number, earlier: Promise<void>): Promise<void> {
+    if (principal instanceof LocusError) return this.queueReply(seq, text.length, Promise.resolve(this.refusal(principal)));
+    const parsed = parseFrame(text, this.deps.limits.maxActions);
+    if (!parsed.ok) return this.queueReply(seq, text.length, Promise.resolve({ text: encodeFrameError(parsed.error) }));
+    this.signedIn = principal;
+    const run = this.deps.dispatcher.start(parsed.items, { principal, connection: this, sink: this }, earlier);
+    void this.queueReply(seq, text.length, run.replies.then(replyFrame));
+    return run.started;
+  }
+
+  /**
+   * Queues the reply of message `seq` to be written once the replies before it are (at once
+   * when none waits); its turn settles once it is written. Returns a settled promise: a
+   * message answered without running (refused, unparsable) has begun once its reply is queued.
+   */
+  private queueReply(seq: number, chars: number, reply: Promise<Reply>): Promise<void> {
+    const after = this.unsent.length === 0 ? reply : this.replies.then(() => reply);
+    const turn = after
       .then(
         (outcome) => this.replied(seq, outcome),
         (err: unknown) => this.replied(seq, { abort: this.failure(err) }),
       )
       .catch((err: unknown) => this.abort(this.failure(err)));
     this.replies = turn;
-    this.unsent.push({ turn, chars: text.length });
-    this.unsentChars += text.length;
-  }
-
-  /**
-   * Starts the actions of a message, to run after `earlier` (the reply to the message before;
-   * see Dispatcher.start); its reply to come is in an object: an async function would wait for it.
-   */
-  private async begin(text: string, earlier: Promise<void>): Promise<{ reply: Promise<Reply> }> {
-    const principal = await this.currentPrincipal();
-    if (principal instanceof LocusError) return { reply: Promise.resolve(this.refusal(principal)) };
-    const parsed = parseFrame(text, this.deps.limits.maxActions);
-    if (!parsed.ok) return { reply: Promise.resolve({ text: encodeFrameError(parsed.error) }) };
-    this.signedIn = principal;
-    const run = this.deps.dispatcher.start(parsed.items, { principal, connection: this, sink: this }, earlier);
-    const reply = run.replies.then((replies): Reply => ({ text: replies.length === 0 ? null : encodeReplies(replies) }));
-    await run.started;
-    return { reply };
+    this.unsent.push({ turn, chars });
+    this.unsentChars += chars;
+    return settled;
   }
 
   /** A message's turn: its reply goes out, then the events held for it. */
@@ -488,15 +515,14 @@ export class Session implements EventSink, V1Connection {
 
   /**
    * The token again, at every message and every `tokenRecheckMs`: a revoked token (or a
-   * deleted realm) ends the connection, so it stops receiving events too.
+   * deleted realm) ends the connection, so it stops receiving events too. A promise only
+   * when memory does not decide it (SessionDeps.heldPrincipal).
    */
-  private async currentPrincipal(): Promise<Principal | LocusError> {
-    try {
-      if (this.secret === null) throw new LocusError('unauthorized', 'the connection has no token');
-      return await this.deps.access.authenticate(this.secret);
-    } catch (err) {
-      return toLocusError(err);
-    }
+  private currentPrincipal(): Principal | LocusError | Promise<Principal | LocusError> {
+    if (this.secret === null || this.secretHash === null) return new LocusError('unauthorized', 'the connection has no token');
+    const held = this.deps.heldPrincipal?.(this.secretHash);
+    if (held !== undefined) return held;
+    return this.deps.access.authenticate(this.secret, null, this.secretHash).catch(toLocusError);
   }
 
   /** What a message gets when its token does not hold: the end of the connection, or (the check failed) an error. */
