@@ -20,6 +20,7 @@
  * Knobs: LOCUS_BENCH_MONGODB_OBJECTS (default 100,000: an emulating server such as FerretDB
  * is far slower than MongoDB), LOCUS_BENCH_MONGODB_UPDATES (default the smaller of that and
  * 100,000), LOCUS_BENCH_MONGODB_RUNS (queries per kind, default 100),
+ * LOCUS_BENCH_MONGODB_FLEET_OBJECTS (objects the fleet moves, default 10,000, as protocol.bench.ts),
  * LOCUS_BENCH_MONGODB_PARTS (store, fleet; default both).
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -45,6 +46,8 @@ const BATCH = 10_000;
 const LIMIT = 1000;
 const REALM = 'bench';
 const fleetConnections = 200;
+/** Objects the fleet moves (`obj-0` …), made before it runs. */
+const fleetObjects = Number(process.env.LOCUS_BENCH_MONGODB_FLEET_OBJECTS ?? benchObjectCount);
 const fleetRuns = 3;
 const fleetWarmupMs = 1000;
 const fleetMs = 4000;
@@ -264,7 +267,7 @@ async function fleetRun(server: BenchServer, clients: readonly V1Client[], seed:
   const run = async (client: V1Client): Promise<void> => {
     while (!stopped) {
       const loc = { lon: 5 + next() * 10, lat: 45 + next() * 10 };
-      const [reply] = await client.request([{ typ: 'obj', act: 'upd', cid: 'f', id: `obj-${Math.floor(next() * benchObjectCount)}`, rea: REALM, loc }], 30_000);
+      const [reply] = await client.request([{ typ: 'obj', act: 'upd', cid: 'f', id: `obj-${Math.floor(next() * fleetObjects)}`, rea: REALM, loc }], 30_000);
       if (reply?.res !== 'suc') throw new Error(`upd failed: ${JSON.stringify(reply)}`);
       if (counting) counted++;
     }
@@ -299,7 +302,7 @@ async function fleetWorkload(uri: string): Promise<FleetRun[]> {
   try {
     const token = await benchRealm(server.httpUrl, adminToken, REALM);
     // Every object of the fleet exists before it runs (`upd` moves existing objects here).
-    const objects = Array.from({ length: benchObjectCount }, (_, i) => ({ id: `obj-${i}`, location: { longitude: 10, latitude: 50 } }));
+    const objects = Array.from({ length: fleetObjects }, (_, i) => ({ id: `obj-${i}`, location: { longitude: 10, latitude: 50 } }));
     for (let i = 0; i < objects.length; i += 1000) await benchRequest(server.httpUrl, token, 'POST', `/v2/realm/${REALM}/object`, { objects: objects.slice(i, i + 1000) });
     const clients = await Promise.all(Array.from({ length: fleetConnections }, () => connectTcp(server.tcpPort, token)));
     const runs: FleetRun[] = [];
@@ -323,7 +326,8 @@ async function serverVersion(uri: string): Promise<string> {
   try {
     const info = await client.db('admin').command({ buildInfo: 1 });
     const ferret = (info as { ferretdb?: { version?: string } }).ferretdb;
-    return ferret?.version !== undefined ? `FerretDB ${ferret.version} (reports MongoDB ${String(info.version)})` : `MongoDB ${String(info.version)}`;
+    if (ferret === undefined) return `MongoDB ${String(info.version)}`;
+    return `FerretDB${ferret.version === undefined || ferret.version === 'unknown' ? '' : ` ${ferret.version}`} (reporting MongoDB ${String(info.version)})`;
   } finally {
     await client.close();
   }
@@ -356,7 +360,7 @@ async function main(): Promise<void> {
     const mid = median(fleet.map((r) => r.rate));
     const at = fleet.find((r) => r.rate === mid) ?? fleet[0];
     out.push(
-      `| Fleet: ${fleetConnections} TCP connections, each one \`upd\` awaiting the reply (server process, ${fmt(benchObjectCount)} objects; median of ${fleetRuns} runs: ${fleet.map((r) => fmt(r.rate)).join(' / ')}) | ${fmt(mid)} updates/s | ${at?.cpuUs.toFixed(1) ?? '–'} µs (and ${fmt(at?.bytes ?? Number.NaN)} B written, sockets included) | ${at === undefined ? '–' : cost(at.db)} |`,
+      `| Fleet: ${fleetConnections} TCP connections, each one \`upd\` awaiting the reply (server process, ${fmt(fleetObjects)} objects; median of ${fleetRuns} runs: ${fleet.map((r) => fmt(r.rate)).join(' / ')}) | ${fmt(mid)} updates/s | ${at?.cpuUs.toFixed(1) ?? '–'} µs (and ${fmt(at?.bytes ?? Number.NaN)} B written, sockets included) | ${at === undefined ? '–' : cost(at.db)} |`,
     );
   }
   out.push('');
