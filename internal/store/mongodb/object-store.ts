@@ -10,8 +10,8 @@
  * 2. one unordered bulkWrite of the updates (the keyed queue keeps two writes of one object
  *    out of one group, so their order within it does not matter), each applied only where
  *    the write stamp read in 1 is still there (object-writes.ts stampedFilter);
- * 3. only when some update was not applied (another process wrote the object between 1 and
- *    2): one find of which, and one findOneAndUpdate of each of those, returning the document
+ * 3. only when some update was not applied (another process wrote or deleted the object
+ *    between 1 and 2): one find of which, and one findOneAndUpdate of each of those, returning the document
  *    it replaced; so the reported `old` is always exactly what the write replaced;
  * 4. one unordered bulkWrite of the history upserts (keyed by object and fix time).
  * A failed update fails only the call it belongs to. There is no transaction: see
@@ -162,11 +162,10 @@ export class MongoObjectStore implements ObjectStore {
       }
       if (missed > 0) {
         const asked = owners.filter((_, i) => !outcome.failed.has(i));
-        const others = await objects
-          .find({ _id: { $in: asked.map((op) => op.folded.id) }, n: { $ne: stamps.stamp } }, { projection: { _id: 1 } })
-          .toArray();
-        const changed = new Set(others.map((doc) => doc._id));
-        for (const op of asked) if (changed.has(op.folded.id)) redo.push(op);
+        // Not applied: written by another process since the read, or deleted meanwhile.
+        const applied = await objects.find({ _id: { $in: asked.map((op) => op.folded.id) }, n: stamps.stamp }, { projection: { _id: 1 } }).toArray();
+        const ours = new Set(applied.map((doc) => doc._id));
+        for (const op of asked) if (!ours.has(op.folded.id)) redo.push(op);
       }
       await Promise.all(redo.map((op) => this.rewrite(objects, op, calls, olds, written)));
     }
