@@ -21,7 +21,8 @@
  * is far slower than MongoDB), LOCUS_BENCH_MONGODB_UPDATES (default the smaller of that and
  * 100,000), LOCUS_BENCH_MONGODB_RUNS (queries per kind, default 100),
  * LOCUS_BENCH_MONGODB_FLEET_OBJECTS (objects the fleet moves, default 10,000, as protocol.bench.ts),
- * LOCUS_BENCH_MONGODB_PARTS (store, fleet; default both).
+ * LOCUS_BENCH_MONGODB_PARTS (store, fleet; default both); LOCUS_BENCH_SERVER_ARGS adds Node.js
+ * options to the fleet server's command line (as protocol.bench.ts: `--cpu-prof --cpu-prof-dir=…`).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -106,7 +107,7 @@ const DATABASE_COMMANDS = new Set(['ferretdb', 'postgres', 'mongod']);
 
 interface DatabaseUse {
   cpuMs: number;
-  /** Bytes the processes wrote to storage (/proc/<pid>/io write_bytes); NaN where not readable. */
+  /** Bytes the processes wrote to storage (/proc/<pid>/io write_bytes; not those of processes that ended meanwhile); NaN where not readable. */
   written: number;
   processes: number;
 }
@@ -127,7 +128,8 @@ function databaseUse(): DatabaseUse | null {
       if (!DATABASE_COMMANDS.has(readFileSync(`/proc/${pid}/comm`, 'utf8').trim())) continue;
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      cpuMs += (Number(fields[11]) + Number(fields[12])) * 10;
+      // With the CPU of children that ended (PostgreSQL's backends end with their connections).
+      cpuMs += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 10;
       processes++;
       try {
         written += Number(/write_bytes: (\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1]);
@@ -300,6 +302,7 @@ async function fleetWorkload(uri: string): Promise<{ runs: FleetRun[]; idleCpuMs
       LOCUS_RATE_BURST: '1000000',
       LOCUS_MAX_CONNECTIONS: String(fleetConnections + 100),
     },
+    args: (process.env.LOCUS_BENCH_SERVER_ARGS ?? '').split(' ').filter((arg) => arg !== ''),
   });
   try {
     const token = await benchRealm(server.httpUrl, adminToken, REALM);
