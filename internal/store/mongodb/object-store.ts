@@ -136,7 +136,8 @@ export class MongoObjectStore implements ObjectStore {
     const olds = new Map<string, TrackedObject>();
     const stored = new Map<string, WriteStamp | null>();
     const ids = calls.flatMap((call) => call.batch.map((folded) => folded.id));
-    for (const doc of await objects.find({ _id: { $in: ids } }, { projection: OBJECT_READ_PROJECTION }).toArray()) {
+    // One reply for the whole group (a cursor's first batch is otherwise 101 documents).
+    for (const doc of await objects.find({ _id: { $in: ids } }, { projection: OBJECT_READ_PROJECTION, batchSize: ids.length }).toArray()) {
       olds.set(doc._id, objectFromDoc(doc));
       stored.set(doc._id, doc.n ?? null);
     }
@@ -163,7 +164,7 @@ export class MongoObjectStore implements ObjectStore {
       if (missed > 0) {
         const asked = owners.filter((_, i) => !outcome.failed.has(i));
         // Not applied: written by another process since the read, or deleted meanwhile.
-        const applied = await objects.find({ _id: { $in: asked.map((op) => op.folded.id) }, n: stamps.stamp }, { projection: { _id: 1 } }).toArray();
+        const applied = await objects.find({ _id: { $in: asked.map((op) => op.folded.id) }, n: stamps.stamp }, { projection: { _id: 1 }, batchSize: asked.length }).toArray();
         const ours = new Set(applied.map((doc) => doc._id));
         for (const op of asked) if (!ours.has(op.folded.id)) redo.push(op);
       }
