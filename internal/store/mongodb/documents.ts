@@ -17,6 +17,7 @@
  * Realm and area data (realms: nested JSON) are stored as JSON text: read and written
  * whole, never queried.
  */
+import type { ObjectId } from 'mongodb';
 import { isNested } from '../../domain/data.js';
 import { dataValueWords } from '../../domain/search.js';
 import type { Area, Data, Location, RealmData, RealmSettings, Shape, SigningKeyRecord, TenantRecord, TokenRecord, TrackedObject } from '../../domain/types.js';
@@ -56,6 +57,8 @@ export interface ObjectDoc {
   /** Search words of the id and the label. */
   wi: string[];
   wl: string[];
+  /** The stamp of the last write (object-writes.ts stampedUpdate); absent on documents written before stamps. */
+  n?: ObjectId | null;
 }
 
 /** One stored fix in a realm's `history` collection. (o, t) is unique. */

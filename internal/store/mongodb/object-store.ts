@@ -3,23 +3,25 @@
  *
  * Writes (object-writes.ts builds them): the server computes each object's new state from
  * the stored one (newer-fix rule, data merge), so concurrent writers in several processes
- * cannot undo each other's newer fix. The old state each ObjectChange reports:
- * - a batch of up to SINGLE_WRITE_IDS ids (single writes, v1 updates): from the write
- *   itself, one findOneAndUpdate per id returning the document before it;
- * - a larger batch (bulk ingest): one find of the batch's ids, then one unordered
- *   bulkWrite of the updates. One round trip each instead of one per object. The stored
- *   state is right whatever happens in between; only the reported `old` (and the `new`
- *   built from it) can miss a write that another process made to the same object between
- *   the read and the write (within one process, writes to one object are queued, so this
- *   needs two processes writing one object in the same milliseconds).
- * Then the fixes go to `history` (one unordered bulkWrite of upserts keyed by object and
- * fix time). There is no transaction: see docs/operations.md for what a reader sees meanwhile.
+ * cannot undo each other's newer fix. Writes are grouped (write-groups.ts): the calls made
+ * while earlier ones are being sent (many connections, one update each) go together, per
+ * realm, in a fixed number of round trips whatever their count:
+ * 1. one find of the group's ids: the objects before the write (the `old` of each change);
+ * 2. one unordered bulkWrite of the updates (the keyed queue keeps two writes of one object
+ *    out of one group, so their order within it does not matter), each applied only where
+ *    the write stamp read in 1 is still there (object-writes.ts stampedFilter);
+ * 3. only when some update was not applied (another process wrote or deleted the object
+ *    between 1 and 2): one find of which, and one findOneAndUpdate of each of those, returning the document
+ *    it replaced; so the reported `old` is always exactly what the write replaced;
+ * 4. one unordered bulkWrite of the history upserts (keyed by object and fix time).
+ * A failed update fails only the call it belongs to. There is no transaction: see
+ * docs/operations.md for what a reader sees meanwhile.
  *
  * Reads: filters and shapes are prefilters (queries.ts) served by the indexes; every
  * document read is decided by matchesFilter and compileShape, in `_id` order (MongoDB
  * compares strings by UTF-8 bytes: code point order).
  */
-import type { AnyBulkWriteOperation, Collection } from 'mongodb';
+import { MongoBulkWriteError, ObjectId, type AnyBulkWriteOperation, type BulkWriteResult, type Collection, type Document, type WriteError } from 'mongodb';
 import { matchesFilter } from '../../domain/filter.js';
 import { applyPatch, foldPatches } from '../../domain/object.js';
 import { matchesSearch } from '../../domain/search.js';
@@ -28,36 +30,85 @@ import { compileShape } from '../../geo/contains.js';
 import type { HistoryEntry, HistoryQuery, ObjectListQuery, ObjectStore, Page, SearchHit, SearchQuery } from '../port.js';
 import { historyEntryFromDoc, objectFromDoc, projectedFromDoc, type HistoryDoc, type ObjectDoc } from './documents.js';
 import { KeyedQueue } from './keyed-queue.js';
-import { guarded } from './mongo-errors.js';
-import { historyWrites, objectWrite } from './object-writes.js';
+import { DUPLICATE_KEY, guarded } from './mongo-errors.js';
+import { historyWrites, objectWrite, stampedFilter, stampedUpdate, type WriteStamp } from './object-writes.js';
 import { checkLimit, pageStart, toPage } from '../pages.js';
 import { historyCursorTime } from './paging.js';
 import { filterQuery, historyQuery, listQuery, OBJECT_READ_PROJECTION, searchPipeline, shapeQuery } from './queries.js';
 import type { RealmDatabases } from './realm-databases.js';
+import { WriteGroups, type GroupOutcome } from './write-groups.js';
 
-/** Batches of at most this many ids write each object with findOneAndUpdate (exact old state). */
-export const SINGLE_WRITE_IDS = 8;
 /** Documents per batch a list reads from its cursor. */
 const LIST_BATCH = 1000;
+/** Rounds of write groups sent at once (write-groups.ts); the writes started meanwhile wait for the next. */
+const GROUPS_IN_FLIGHT = 2;
 
 type ObjectWriteOp = AnyBulkWriteOperation<ObjectDoc>;
 
-/** The bulkWrite operations of a batch, given the objects stored before it (pure; unit-tested). */
-export function batchOperations(batch: readonly FoldedPatch[], olds: ReadonlyMap<string, TrackedObject>, now: string): { ops: ObjectWriteOp[]; written: FoldedPatch[] } {
+/** For a grouped write: its stamp and the stamps read before it, by object id. */
+export interface WriteStamps {
+  stamp: WriteStamp;
+  stored: ReadonlyMap<string, WriteStamp | null>;
+}
+
+/**
+ * The bulkWrite operations of a batch, given the objects stored before it (pure; unit-tested).
+ * With `stamps`, each update applies only where the stamp read is still there, and an object
+ * that was there is never created by it (so that one deleted meanwhile is noticed as well).
+ */
+export function batchOperations(
+  batch: readonly FoldedPatch[],
+  olds: ReadonlyMap<string, TrackedObject>,
+  now: string,
+  stamps?: WriteStamps,
+): { ops: ObjectWriteOp[]; written: FoldedPatch[] } {
   const ops: ObjectWriteOp[] = [];
   const written: FoldedPatch[] = [];
   for (const folded of batch) {
-    if (folded.mustExist === true && !olds.has(folded.id)) continue;
+    const existed = olds.has(folded.id);
+    if (folded.mustExist === true && !existed) continue;
     const write = objectWrite(folded, now);
-    ops.push({ updateOne: { filter: write.filter, update: write.update, upsert: write.upsert } });
+    if (stamps === undefined) ops.push({ updateOne: { filter: write.filter, update: write.update, upsert: write.upsert } });
+    else {
+      const filter = stampedFilter(write, stamps.stored.get(folded.id) ?? null);
+      ops.push({ updateOne: { filter, update: stampedUpdate(write, stamps.stamp), upsert: write.upsert && !existed } });
+    }
     written.push(folded);
   }
   return { ops, written };
 }
 
+/** One call's writes in a group: its folded batch and its time. */
+interface WriteCall {
+  batch: FoldedPatch[];
+  now: string;
+}
+
+/** An operation of a group: whose call it is, and what it writes. */
+interface GroupOp {
+  call: number;
+  folded: FoldedPatch;
+}
+
+/** What an unordered bulkWrite did: its result and the indexes of the operations that failed, with the error. */
+async function unorderedBulk<T extends Document>(collection: Collection<T>, ops: AnyBulkWriteOperation<T>[]): Promise<{ result: BulkWriteResult; failed: Map<number, WriteError> }> {
+  const failed = new Map<number, WriteError>();
+  try {
+    return { result: await collection.bulkWrite(ops, { ordered: false }), failed };
+  } catch (err) {
+    // A write concern error, or none per operation: nothing is known to have been written.
+    if (!(err instanceof MongoBulkWriteError) || err.err !== undefined) throw err;
+    const errors: WriteError[] = ([] as WriteError[]).concat(err.writeErrors);
+    if (errors.length === 0) throw err;
+    for (const e of errors) failed.set(e.index, e);
+    return { result: err.result, failed };
+  }
+}
+
 export class MongoObjectStore implements ObjectStore {
   /** Writes to one object apply in call order (the port's rule); others run concurrently. */
   readonly queue = new KeyedQueue();
+  private readonly groups = new WriteGroups<WriteCall, ObjectChange[]>((realm, calls) => this.writeGroup(realm, calls), GROUPS_IN_FLIGHT);
 
   constructor(private readonly realms: RealmDatabases) {}
 
@@ -74,51 +125,93 @@ export class MongoObjectStore implements ObjectStore {
     const batch = foldPatches(patches);
     return this.queue.run(
       batch.map((folded) => `${realm}\u0000${folded.id}`),
-      () => guarded(() => this.write(realm, batch, now)),
+      () => guarded(() => this.groups.add(realm, { batch, now })),
     );
   }
 
-  private async write(realm: string, batch: FoldedPatch[], now: string): Promise<ObjectChange[]> {
+  /** The writes of a group of calls to one realm (see the file's comment), an outcome per call. */
+  private async writeGroup(realm: string, calls: readonly WriteCall[]): Promise<GroupOutcome<ObjectChange[]>[]> {
     await this.realms.forWrite(realm);
     const objects = this.objects(realm);
     const olds = new Map<string, TrackedObject>();
-    let written: FoldedPatch[];
-    if (batch.length <= SINGLE_WRITE_IDS) {
-      const befores = await Promise.all(
-        batch.map((folded) => {
-          const write = objectWrite(folded, now);
-          return objects.findOneAndUpdate(write.filter, write.update, {
-            upsert: write.upsert,
-            returnDocument: 'before',
-            projection: OBJECT_READ_PROJECTION,
-          });
-        }),
-      );
-      written = [];
-      batch.forEach((folded, i) => {
-        const before = befores[i] ?? null;
-        if (before !== null) olds.set(folded.id, objectFromDoc(before));
-        if (before !== null || folded.mustExist !== true) written.push(folded);
-      });
-    } else {
-      const ids = batch.map((folded) => folded.id);
-      for (const doc of await objects.find({ _id: { $in: ids } }, { projection: OBJECT_READ_PROJECTION }).toArray()) {
-        olds.set(doc._id, objectFromDoc(doc));
+    const stored = new Map<string, WriteStamp | null>();
+    const ids = calls.flatMap((call) => call.batch.map((folded) => folded.id));
+    // One reply for the whole group (a cursor's first batch is otherwise 101 documents).
+    for (const doc of await objects.find({ _id: { $in: ids } }, { projection: OBJECT_READ_PROJECTION, batchSize: ids.length }).toArray()) {
+      olds.set(doc._id, objectFromDoc(doc));
+      stored.set(doc._id, doc.n ?? null);
+    }
+    const stamps: WriteStamps = { stamp: new ObjectId(), stored };
+    const ops: ObjectWriteOp[] = [];
+    const owners: GroupOp[] = [];
+    const written = calls.map((call, c) => {
+      const built = batchOperations(call.batch, olds, call.now, stamps);
+      ops.push(...built.ops);
+      for (const folded of built.written) owners.push({ call: c, folded });
+      return new Set(built.written);
+    });
+    const failed = new Map<number, unknown>();
+    if (ops.length > 0) {
+      const outcome = await unorderedBulk(objects, ops);
+      const missed = owners.filter((_, i) => !outcome.failed.has(i)).length - outcome.result.matchedCount - outcome.result.upsertedCount;
+      const redo: GroupOp[] = [];
+      for (const [i, error] of outcome.failed) {
+        const op = owners[i] as GroupOp;
+        // An object made by another process since the read: its upsert met the id.
+        if (error.code === DUPLICATE_KEY) redo.push(op);
+        else failed.set(op.call, new MongoBulkWriteError({ message: error.errmsg ?? 'write failed', code: error.code, writeErrors: [error] }, outcome.result));
       }
-      const built = batchOperations(batch, olds, now);
-      written = built.written;
-      if (built.ops.length > 0) await objects.bulkWrite(built.ops, { ordered: false });
+      if (missed > 0) {
+        const asked = owners.filter((_, i) => !outcome.failed.has(i));
+        // Not applied: written by another process since the read, or deleted meanwhile.
+        const applied = await objects.find({ _id: { $in: asked.map((op) => op.folded.id) }, n: stamps.stamp }, { projection: { _id: 1 }, batchSize: asked.length }).toArray();
+        const ours = new Set(applied.map((doc) => doc._id));
+        for (const op of asked) if (!ours.has(op.folded.id)) redo.push(op);
+      }
+      await Promise.all(redo.map((op) => this.rewrite(objects, op, calls, olds, written)));
     }
-    const changes: ObjectChange[] = [];
     const history: AnyBulkWriteOperation<HistoryDoc>[] = [];
-    for (const folded of written) {
-      const old = olds.get(folded.id) ?? null;
-      const next = applyPatch(old, folded, now);
-      for (const op of historyWrites(folded.fixes, next)) history.push({ updateOne: op });
-      changes.push({ realm, id: folded.id, old, new: next, history: folded.fixes, time: now });
+    const historyOwners: number[] = [];
+    const changes = calls.map((call, c) => {
+      const out: ObjectChange[] = [];
+      if (failed.has(c)) return out;
+      for (const folded of call.batch) {
+        if (!written[c]?.has(folded)) continue;
+        const old = olds.get(folded.id) ?? null;
+        const next = applyPatch(old, folded, call.now);
+        for (const op of historyWrites(folded.fixes, next)) {
+          history.push({ updateOne: op });
+          historyOwners.push(c);
+        }
+        out.push({ realm, id: folded.id, old, new: next, history: folded.fixes, time: call.now });
+      }
+      return out;
+    });
+    if (history.length > 0) {
+      const outcome = await unorderedBulk(this.historyOf(realm), history);
+      for (const [i, error] of outcome.failed) {
+        const c = historyOwners[i] as number;
+        if (!failed.has(c)) failed.set(c, new MongoBulkWriteError({ message: error.errmsg ?? 'write failed', code: error.code, writeErrors: [error] }, outcome.result));
+      }
     }
-    if (history.length > 0) await this.historyOf(realm).bulkWrite(history, { ordered: false });
-    return changes;
+    return changes.map((value, c) => (failed.has(c) ? { status: 'rejected', reason: failed.get(c) } : { status: 'fulfilled', value }));
+  }
+
+  /**
+   * Writes again an object another process wrote between the group's read and its write:
+   * one findOneAndUpdate returning the document it replaced, the exact `old`.
+   */
+  private async rewrite(objects: Collection<ObjectDoc>, op: GroupOp, calls: readonly WriteCall[], olds: Map<string, TrackedObject>, written: Set<FoldedPatch>[]): Promise<void> {
+    const call = calls[op.call] as WriteCall;
+    const write = objectWrite(op.folded, call.now);
+    const before = await objects.findOneAndUpdate(write.filter, stampedUpdate(write, new ObjectId()), {
+      upsert: write.upsert,
+      returnDocument: 'before',
+      projection: OBJECT_READ_PROJECTION,
+    });
+    if (before === null) olds.delete(op.folded.id);
+    else olds.set(op.folded.id, objectFromDoc(before));
+    if (before === null && op.folded.mustExist === true) written[op.call]?.delete(op.folded);
   }
 
   get(realm: string, id: string): Promise<TrackedObject | null> {

@@ -12,8 +12,14 @@
  * - label and task ids are replaced when given; `seen` is set by a write that carries fixes.
  * Every value from a client is wrapped in `$literal`: a string such as "$x" is data, never
  * a field path.
+ *
+ * Every write also stamps the document with a value no other write uses (`n`, stamped):
+ * a grouped write (object-store.ts) read the documents before and applies each update only
+ * where the stamp it read is still there, so that the `old` it reports is exactly what it
+ * replaced; where another process wrote in between, it finds out and writes that object again.
  */
 import { searchWords } from '../../domain/search.js';
+import type { ObjectId } from 'mongodb';
 import type { Data, DataPatch, FoldedPatch, Location, TrackedObject } from '../../domain/types.js';
 import { cleanLocation, dataToPairs, distinctWords, geoPoint, objectPair, type DataPair } from './documents.js';
 
@@ -90,6 +96,22 @@ export function objectWrite(folded: FoldedPatch, now: string): ObjectWrite {
   // Task ids: given ones replace them, [] clears them (the field goes).
   if (folded.tasks !== undefined) set.tk = folded.tasks.length === 0 ? '$$REMOVE' : { $literal: folded.tasks };
   return { filter: { _id: folded.id }, update: [{ $set: set }], upsert: folded.mustExist !== true };
+}
+
+/** A write's stamp (documents.ts ObjectDoc.n): an ObjectId, unique to the write that sets it. */
+export type WriteStamp = ObjectId;
+
+/** The write, also setting the document's stamp to `stamp`. */
+export function stampedUpdate(write: ObjectWrite, stamp: WriteStamp): ObjectWrite['update'] {
+  return [{ $set: { ...write.update[0].$set, n: { $literal: stamp } } }];
+}
+
+/**
+ * The filter of a write applied only where the stamp read before it is still there
+ * (`stored`: null for an object that was not there, or was written before stamps existed).
+ */
+export function stampedFilter(write: ObjectWrite, stored: WriteStamp | null): { _id: string; n: WriteStamp | null } {
+  return { _id: write.filter._id, n: stored };
 }
 
 /** One history upsert: the fix of time `t` of object `o`, with the object's label and data after the write. */
