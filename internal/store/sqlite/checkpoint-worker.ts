@@ -11,10 +11,16 @@
  * updates/s, measured). So while frames come in, passes follow each other at once
  * (checkpointer.ts nextPassDelay): one soon ends in a pause, and the next transaction
  * rewinds the WAL. When nothing new has come, the next look is after CHECKPOINT_IDLE_MS.
+ *
+ * The thread runs at the lowest CPU priority (runtime/thread-priority.ts): a pass copies
+ * and syncs while the event loop is busiest, and must not take its core from it.
  */
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
+import { lowerThreadPriority } from '../../runtime/thread-priority.js';
 import { CHECKPOINT_IDLE_MS, nextPassDelay, type CheckpointResult } from './checkpointer.js';
+
+lowerThreadPriority();
 
 const { path } = workerData as { path: string };
 const db = new Database(path, { fileMustExist: true });
