@@ -25,6 +25,7 @@
  * `--cpu-prof --cpu-prof-dir=/tmp/prof`); LOCUS_BENCH_SERVER_OUT names a file that gets the
  * server's output once it listens (for example with `--trace-gc`).
  */
+import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { now } from '../support/bench-clock.js';
 import { mulberry32 } from '../support/bench-random.js';
@@ -141,6 +142,24 @@ interface ServerFigures {
   lagMax: number;
   /** Garbage collections so far by kind: count and total seconds. */
   gc: Map<string, { count: number; seconds: number }>;
+  /**
+   * The server's main thread (/proc/<pid>/task/<pid>/schedstat, ms): time on a CPU, and
+   * time runnable but waiting for one (the host's other work); NaN without /proc.
+   */
+  onCpuMs: number;
+  waitingMs: number;
+  /** When scraped (ms). */
+  at: number;
+}
+
+/** The main thread's time on a CPU and waiting for one, ms (NaN without /proc). */
+function schedstat(pid: number | undefined): { onCpuMs: number; waitingMs: number } {
+  try {
+    const [onCpu, waiting] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ').map(Number);
+    return { onCpuMs: (onCpu ?? Number.NaN) / 1e6, waitingMs: (waiting ?? Number.NaN) / 1e6 };
+  } catch {
+    return { onCpuMs: Number.NaN, waitingMs: Number.NaN };
+  }
 }
 
 /** Scrapes the server's metrics (which also resets its event-loop delay histogram). */
@@ -154,7 +173,7 @@ async function serverFigures(server: BenchServer): Promise<ServerFigures> {
     else entry.seconds = Number(figure);
     gc.set(kind as string, entry);
   }
-  return { lagP99: value('nodejs_eventloop_lag_p99_seconds') * 1000, lagMax: value('nodejs_eventloop_lag_max_seconds') * 1000, gc };
+  return { lagP99: value('nodejs_eventloop_lag_p99_seconds') * 1000, lagMax: value('nodejs_eventloop_lag_max_seconds') * 1000, gc, ...schedstat(server.child.pid), at: now() };
 }
 
 /** The event-loop figures of `after` (since `before` was scraped), and the collections in between. */
@@ -164,7 +183,21 @@ function difference(before: ServerFigures, after: ServerFigures): ServerFigures 
     const old = before.gc.get(kind) ?? { count: 0, seconds: 0 };
     if (entry.count > old.count) gc.set(kind, { count: entry.count - old.count, seconds: entry.seconds - old.seconds });
   }
-  return { lagP99: after.lagP99, lagMax: after.lagMax, gc };
+  return {
+    lagP99: after.lagP99,
+    lagMax: after.lagMax,
+    gc,
+    onCpuMs: after.onCpuMs - before.onCpuMs,
+    waitingMs: after.waitingMs - before.waitingMs,
+    at: after.at - before.at,
+  };
+}
+
+/** The main thread's share of the phase on a CPU and waiting for one. */
+function threadLine(figures: ServerFigures): string {
+  if (!Number.isFinite(figures.onCpuMs)) return '';
+  const share = (value: number): string => `${((100 * value) / figures.at).toFixed(0)}%`;
+  return `; main thread on a CPU ${share(figures.onCpuMs)} of the phase, runnable and waiting for one ${share(figures.waitingMs)}`;
 }
 
 /** The queries while a v1 TCP connection writes WRITE_RATE location updates per second; and the updates acknowledged per second. */
@@ -257,15 +290,15 @@ async function main(): Promise<void> {
     const ingestRate = await ingest(server, token);
     log(`  ${fmt(ingestRate)} objects/s; ${fmt(QUERIES)} circle queries at once`);
     const quiet = await queries(server, token);
-    log(`  ${describe(quiet)}; event loop p99 ${ms(quiet.server.lagP99)}, max ${ms(quiet.server.lagMax)}; gc ${gcLine(quiet.server)}`);
+    log(`  ${describe(quiet)}; event loop p99 ${ms(quiet.server.lagP99)}, max ${ms(quiet.server.lagMax)}; gc ${gcLine(quiet.server)}${threadLine(quiet.server)}`);
     log(`${fmt(QUERIES)} circle queries while writing ${fmt(WRITE_RATE)} updates/s`);
     const busy = await queriesDuringIngest(server, token);
-    log(`  ${describe(busy)}; ${fmt(busy.writeRate)} updates/s acknowledged; event loop p99 ${ms(busy.server.lagP99)}, max ${ms(busy.server.lagMax)}; gc ${gcLine(busy.server)}`);
+    log(`  ${describe(busy)}; ${fmt(busy.writeRate)} updates/s acknowledged; event loop p99 ${ms(busy.server.lagP99)}, max ${ms(busy.server.lagMax)}; gc ${gcLine(busy.server)}${threadLine(busy.server)}`);
 
     const row = (what: string, phase: Phase): string =>
       `| ${what} | p50 ${ms(percentile(phase.latencies, 50))}, p99 ${ms(percentile(phase.latencies, 99))} (max ${ms(phase.latencies[phase.latencies.length - 1] ?? Number.NaN)}; ${phase.returned.toFixed(0)} objects on average) | p99 ≤ ${TARGET_MS} ms | ${met(percentile(phase.latencies, 99))} |`;
     const serverRow = (what: string, phase: Phase): string =>
-      `| ${what} | event-loop delay p99 ${ms(phase.server.lagP99)}, max ${ms(phase.server.lagMax)}; collections: ${gcLine(phase.server)} | – | – |`;
+      `| ${what} | event-loop delay p99 ${ms(phase.server.lagP99)}, max ${ms(phase.server.lagMax)}; collections: ${gcLine(phase.server)}${threadLine(phase.server)} | – | – |`;
     const lines = [
       '## Query latency over HTTP while writing',
       '',
@@ -277,7 +310,8 @@ async function main(): Promise<void> {
         `collector still catching up), then while one v1 TCP connection writes \`obj blk\` frames of ${WRITE_BATCH} location ` +
         `updates of existing objects at a fixed pace of ${fmt(WRITE_RATE)} updates/s (at most ${WRITE_WINDOW} frames unanswered; ${fmt(busy.writeRate)}/s acknowledged ` +
         "while the queries ran). With each phase, the server's event-loop delay (prom-client's `nodejs_eventloop_lag_*`, " +
-        '10 ms resolution) and its garbage collections (count, total pause) over the phase.',
+        '10 ms resolution), its garbage collections (count, total pause) and how much of the phase its main thread ran on a ' +
+        'CPU and waited for one (`/proc/<pid>/task/<pid>/schedstat`: waiting means the host was busy with other work).',
       '',
       '| Measure | Result | Target | Met |',
       '|---|---|---|---|',
