@@ -7,6 +7,7 @@
  */
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
+import { BACKGROUND_PRIORITY, lowerThreadPriority } from '../../runtime/thread-priority.js';
 import { prepareSearchFile, SearchFile, searchFilePath } from './search-file.js';
 
 interface Options {
@@ -19,6 +20,8 @@ export type WorkerReport = { type: 'applied'; seq: number } | { type: 'failed'; 
 const { path, pollMs } = workerData as Options;
 const port = parentPort;
 if (port === null) throw new Error('search-worker runs as a worker thread');
+// Indexing yields the CPU to the event loop (runtime/thread-priority.ts).
+lowerThreadPriority(BACKGROUND_PRIORITY);
 
 const main = new Database(path, { fileMustExist: true });
 main.pragma('busy_timeout = 5000');
