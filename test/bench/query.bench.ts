@@ -30,6 +30,7 @@ import type { ObjectPatch, Shape } from '../../internal/domain/types.js';
 import type { ObjectListQuery } from '../../internal/store/port.js';
 import { openSqliteStore, type SqliteStore } from '../../internal/store/sqlite/sqlite-store.js';
 import { mulberry32 } from '../support/bench-random.js';
+import { formatBreakdown, memoryBreakdown } from '../support/memory-breakdown.js';
 
 const TOTAL = Number(process.env.LOCUS_BENCH_OBJECTS ?? 1_000_000);
 const BATCH = 10_000;
@@ -255,6 +256,7 @@ async function queries(store: SqliteStore, ingested: Ingested & { fileMb: number
       (await store.objects.search(REALM, { words: parseSearchQuery(q), limit: LIMIT, fields: null })).length;
 
     global.gc?.(); // the ingest's garbage, not the queries'
+    log(`memory before the queries:\n${formatBreakdown(memoryBreakdown())}`);
     log(`queries, ${RUNS} runs each`);
     await measure('circle, r = 1 km', 'random centre', 10, () => list({ shape: circle() }));
     await measure('rectangle 3.2 × 3.2 km', 'random centre', 10, () => list({ shape: rectangle() }));
@@ -286,7 +288,9 @@ async function queries(store: SqliteStore, ingested: Ingested & { fileMb: number
       search(pick(LAST.slice(0, 10))),
     );
     global.gc?.();
-    const rssMb = process.memoryUsage().rss / 2 ** 20;
+    const memory = memoryBreakdown();
+    log(`memory after the queries:\n${formatBreakdown(memory)}`);
+    const rssMb = memory.rssMib;
 
     // --- report
     const ms = (v: number): string => v.toFixed(2);
