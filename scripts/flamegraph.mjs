@@ -81,7 +81,7 @@ export function sampleIntervalMs(profile) {
 
 /** The folded stacks as a tree: { name, total, self, children: Map<name, node> }. */
 export function buildTree(folded) {
-  const root = { name: 'all', total: 0, self: 0, children: new Map() };
+  const root = { name: '(all samples)', total: 0, self: 0, children: new Map() };
   for (const [stack, count] of folded) {
     root.total += count;
     let node = root;
@@ -143,7 +143,7 @@ const escapeXml = (text) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').re
 
 /** A warm colour per name (stable across graphs); the engine's own frames in grey, Node's internals in blue. */
 function colour(name) {
-  if (name === 'all' || /^\([^)]*\)$/.test(name)) return 'rgb(190,190,190)';
+  if (/^\([^)]*\)$/.test(name)) return 'rgb(190,190,190)';
   let hash = 0;
   for (let i = 0; i < name.length; i++) hash = (hash * 31 + name.charCodeAt(i)) >>> 0;
   if (/ node:/.test(name)) return `rgb(${100 + (hash % 40)},${150 + ((hash >> 8) % 50)},${210 + ((hash >> 16) % 40)})`;

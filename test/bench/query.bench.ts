@@ -19,10 +19,16 @@
  *
  * The objects lie uniformly in a 100 km × 100 km square around Berlin (about 100 per
  * km²), so a 1 km circle holds about 300 of them.
+ *
+ * For iterating: LOCUS_BENCH_OBJECTS (fewer objects), LOCUS_BENCH_DB (keep the database,
+ * skip the ingest next time), LOCUS_BENCH_QUERIES (some workloads only),
+ * LOCUS_BENCH_PROFILE (CPU profiles of the queries). What the RSS is made of (V8 heap,
+ * array buffers, resident pages of each mapping) is logged on stderr.
  */
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseFilter } from '../../internal/domain/filter.js';
 import { parseSearchQuery } from '../../internal/domain/search.js';
@@ -33,6 +39,13 @@ import { mulberry32 } from '../support/bench-random.js';
 import { formatBreakdown, memoryBreakdown } from '../support/memory-breakdown.js';
 
 const TOTAL = Number(process.env.LOCUS_BENCH_OBJECTS ?? 1_000_000);
+/** LOCUS_BENCH_QUERIES=<text>[,<text>…]: only the query workloads whose name holds one of them (for working on some). */
+const only = process.env.LOCUS_BENCH_QUERIES?.split(',');
+/**
+ * LOCUS_BENCH_PROFILE=<dir>: a CPU profile of each query workload's measured runs (not its
+ * warm-up) goes there, as query-<name>.cpuprofile (scripts/flamegraph.mjs draws it).
+ */
+const profileDir = process.env.LOCUS_BENCH_PROFILE;
 const BATCH = 10_000;
 const RUNS = 200;
 const LIMIT = 1000;
@@ -58,9 +71,12 @@ const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.lengt
 const baseTime = Date.parse('2026-01-01T00:00:00.000Z');
 const isoAt = (ms: number): string => new Date(ms).toISOString();
 
-/** Where each object is (for the update phase, which moves them a little). */
-const lons = new Float64Array(TOTAL);
-const lats = new Float64Array(TOTAL);
+/**
+ * Where each object is (for the update phase, which moves them a little). Dropped after
+ * it: the load generator's memory, not the store's, is then not in the reported RSS.
+ */
+let lons = new Float64Array(TOTAL);
+let lats = new Float64Array(TOTAL);
 
 function objectPatch(i: number, timeMs: number): ObjectPatch {
   const kind = KINDS[i % KINDS.length] as (typeof KINDS)[number];
@@ -125,6 +141,27 @@ function polygon(): Shape {
     points.push([lon + r.lon * Math.cos(angle), lat + r.lat * Math.sin(angle)]);
   }
   return { points };
+}
+
+/** The V8 CPU profiler of this thread, started; stop writes the profile to a file. */
+async function startProfile(): Promise<{ stop: (file: string) => Promise<void> }> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      session.post(method, params, (err, result) => (err === null ? resolve(result) : reject(err)));
+    });
+  await post('Profiler.enable');
+  await post('Profiler.start');
+  return {
+    stop: async (file) => {
+      const { profile } = (await post('Profiler.stop')) as { profile: object };
+      session.disconnect();
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, JSON.stringify(profile));
+      log(`  profile: ${file}`);
+    },
+  };
 }
 
 interface Row {
@@ -217,6 +254,8 @@ async function ingest(store: SqliteStore): Promise<Ingested> {
       updateMs += performance.now() - t0;
     }
     const updateRate = (UPDATES / updateMs) * 1000;
+    lons = new Float64Array(0);
+    lats = new Float64Array(0);
     log(`updates: ${Math.round(updateRate)} objects/s`);
     return { ingestRate, updateRate, searchableRate, indexLagMs };
   }
@@ -228,7 +267,9 @@ async function queries(store: SqliteStore, ingested: Ingested & { fileMb: number
     // --- 2. queries
     const rows: Row[] = [];
     const measure = async (name: string, what: string, target: number | null, run: () => Promise<number>): Promise<void> => {
+      if (only !== undefined && !only.some((part) => name.includes(part))) return;
       for (let i = 0; i < 20; i++) await run(); // warm-up
+      const profile = profileDir === undefined ? null : await startProfile();
       const times: number[] = [];
       let returned = 0;
       for (let i = 0; i < RUNS; i++) {
@@ -236,6 +277,7 @@ async function queries(store: SqliteStore, ingested: Ingested & { fileMb: number
         returned += await run();
         times.push(performance.now() - t0);
       }
+      if (profile !== null && profileDir !== undefined) await profile.stop(join(profileDir, `query-${name.replace(/[^a-z0-9]+/gi, '-')}.cpuprofile`));
       times.sort((a, b) => a - b);
       const row: Row = {
         name,

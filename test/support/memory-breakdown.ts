@@ -7,13 +7,15 @@
  */
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { getHeapStatistics } from 'node:v8';
+import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 
 export interface MemoryBreakdown {
   rssMib: number;
   /** V8 heap of this thread: used and reserved (total), MiB. */
   heapUsedMib: number;
   heapTotalMib: number;
+  /** Each V8 heap space's committed MiB (new_space: the young generation, sized by --max-semi-space-size). */
+  spaces: Map<string, number>;
   /** Memory outside the V8 heap held by JS objects (Buffers, typed arrays), MiB. */
   externalMib: number;
   arrayBuffersMib: number;
@@ -53,6 +55,7 @@ export function memoryBreakdown(): MemoryBreakdown {
     rssMib: usage.rss / MIB,
     heapUsedMib: heap.used_heap_size / MIB,
     heapTotalMib: heap.total_heap_size / MIB,
+    spaces: new Map(getHeapSpaceStatistics().map((space) => [space.space_name, space.physical_space_size / MIB])),
     externalMib: usage.external / MIB,
     arrayBuffersMib: usage.arrayBuffers / MIB,
     mappings,
@@ -64,7 +67,10 @@ export function formatBreakdown(memory: MemoryBreakdown): string {
   const mib = (v: number): string => `${v.toFixed(0)} MiB`;
   const lines = [
     `RSS ${mib(memory.rssMib)}`,
-    `  V8 heap (main thread) used ${mib(memory.heapUsedMib)} of ${mib(memory.heapTotalMib)}; external ${mib(memory.externalMib)} (array buffers ${mib(memory.arrayBuffersMib)})`,
+    `  V8 heap (main thread) used ${mib(memory.heapUsedMib)} of ${mib(memory.heapTotalMib)} (${[...memory.spaces]
+      .filter(([, v]) => v >= 1)
+      .map(([name, v]) => `${name} ${mib(v)}`)
+      .join(', ')}); external ${mib(memory.externalMib)} (array buffers ${mib(memory.arrayBuffersMib)})`,
   ];
   if (memory.mappings !== null) {
     const sorted = [...memory.mappings].filter(([, v]) => v >= 1).sort((a, b) => b[1] - a[1]);

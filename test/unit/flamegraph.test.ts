@@ -112,7 +112,7 @@ describe('flamegraph', () => {
     ]);
     const rects = flame.layout(flame.buildTree(folded));
     const at = (name: string, depth: number): Rect | undefined => rects.find((r) => r.name === name && r.depth === depth);
-    assert.deepEqual(at('all', 0), { name: 'all', x: 0, depth: 0, width: 10, self: 0 });
+    assert.deepEqual(at('(all samples)', 0), { name: '(all samples)', x: 0, depth: 0, width: 10, self: 0 });
     assert.deepEqual(at('a', 1), { name: 'a', x: 0, depth: 1, width: 2, self: 2 });
     assert.deepEqual(at('b', 1), { name: 'b', x: 2, depth: 1, width: 8, self: 4 });
     assert.deepEqual(at('x', 2), { name: 'x', x: 2, depth: 2, width: 1, self: 1 });
@@ -121,7 +121,7 @@ describe('flamegraph', () => {
     // Narrower than the minimum: left out with its subtree.
     assert.deepEqual(
       flame.layout(flame.buildTree(folded), 2).map((r) => r.name),
-      ['all', 'a', 'b', 'y'],
+      ['(all samples)', 'a', 'b', 'y'],
     );
   });
 
@@ -160,13 +160,15 @@ describe('flamegraph', () => {
       assert.ok(match !== null, `no rectangle for ${name}`);
       return { x: Number(match[1]), y: Number(match[2]), width: Number(match[3]) };
     };
+    /** The root's name, as a pattern. */
+    const ROOT = '\\(all samples\\)';
     // 400 px for 4 samples (10 px of margin each side), 0.5 px gap between rectangles.
-    assert.deepEqual(rect('all', svg), { x: 10, y: rect('all', svg).y, width: 399.5 });
+    assert.deepEqual(rect(ROOT, svg), { x: 10, y: rect(ROOT, svg).y, width: 399.5 });
     assert.equal(rect('a&lt;b&gt;', svg).width, 299.5);
     assert.equal(rect('c', svg).x, 310);
-    assert.ok(rect('main', svg).y < rect('all', svg).y, 'a flame graph grows upwards');
+    assert.ok(rect('main', svg).y < rect(ROOT, svg).y, 'a flame graph grows upwards');
     const icicle = flame.renderSvg(folded, { width: 420, icicle: true });
-    assert.ok(rect('main', icicle).y > rect('all', icicle).y, 'an icicle graph grows downwards');
+    assert.ok(rect('main', icicle).y > rect(ROOT, icicle).y, 'an icicle graph grows downwards');
   });
 
   it('turns a .cpuprofile file into an SVG and a summary; refuses a file that is not a profile', () => {
