@@ -28,7 +28,7 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseFilter } from '../../internal/domain/filter.js';
 import { parseSearchQuery } from '../../internal/domain/search.js';
@@ -191,7 +191,7 @@ async function main(): Promise<void> {
     }
     const size = (file: string): number => statSync(file, { throwIfNoEntry: false })?.size ?? 0;
     const fileMb = [path, `${path}-wal`, `${path}-search`, `${path}-search-wal`].reduce((sum, file) => sum + size(file), 0) / 2 ** 20;
-    await queries(store, { ...ingested, fileMb });
+    await queries(store, { ...ingested, fileMb, dbName: basename(path) });
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
@@ -261,8 +261,8 @@ async function ingest(store: SqliteStore): Promise<Ingested> {
   }
 }
 
-async function queries(store: SqliteStore, ingested: Ingested & { fileMb: number }): Promise<void> {
-  const { ingestRate, updateRate, searchableRate, indexLagMs, fileMb } = ingested;
+async function queries(store: SqliteStore, ingested: Ingested & { fileMb: number; dbName: string }): Promise<void> {
+  const { ingestRate, updateRate, searchableRate, indexLagMs, fileMb, dbName } = ingested;
   {
     // --- 2. queries
     const rows: Row[] = [];
@@ -359,8 +359,11 @@ async function queries(store: SqliteStore, ingested: Ingested & { fileMb: number
         `| ${row.name} (${row.what}; ${row.returned.toFixed(0)} objects on average) | p50 ${ms(row.p50)} ms, p99 ${ms(row.p99)} ms | ${row.target === null ? '—' : `p99 ≤ ${row.target} ms`} | ${met} |`,
       );
     }
+    // Mapped files other than the database's are the node binary and its libraries.
+    const mappedMb = [...(memory.mappings ?? new Map<string, number>())].filter(([name]) => name.startsWith(dbName)).reduce((sum, [, v]) => sum + v, 0);
     out.push(
       `| RSS after ingest and queries (includes the database pages read through the 1 GiB memory map, which are the OS page cache) | ${rssMb.toFixed(0)} MiB | — | — |`,
+      `| … of which database and search file pages mapped (the OS page cache: shared, dropped by the kernel under memory pressure; the rest is the process's own: heaps, SQLite page caches, the spatial index) | ${memory.mappings === null ? '—' : `${mappedMb.toFixed(0)} MiB`} | — | — |`,
     );
     out.push(`| Database and search files (with WALs) | ${fileMb.toFixed(0)} MiB | — | — |`);
     out.push('');
