@@ -19,10 +19,16 @@
  *
  * The objects lie uniformly in a 100 km × 100 km square around Berlin (about 100 per
  * km²), so a 1 km circle holds about 300 of them.
+ *
+ * For iterating: LOCUS_BENCH_OBJECTS (fewer objects), LOCUS_BENCH_DB (keep the database,
+ * skip the ingest next time), LOCUS_BENCH_QUERIES (some workloads only),
+ * LOCUS_BENCH_PROFILE (CPU profiles of the queries). What the RSS is made of (V8 heap,
+ * array buffers, resident pages of each mapping) is logged on stderr.
  */
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseFilter } from '../../internal/domain/filter.js';
 import { parseSearchQuery } from '../../internal/domain/search.js';
@@ -30,8 +36,16 @@ import type { ObjectPatch, Shape } from '../../internal/domain/types.js';
 import type { ObjectListQuery } from '../../internal/store/port.js';
 import { openSqliteStore, type SqliteStore } from '../../internal/store/sqlite/sqlite-store.js';
 import { mulberry32 } from '../support/bench-random.js';
+import { formatBreakdown, memoryBreakdown } from '../support/memory-breakdown.js';
 
 const TOTAL = Number(process.env.LOCUS_BENCH_OBJECTS ?? 1_000_000);
+/** LOCUS_BENCH_QUERIES=<text>[,<text>…]: only the query workloads whose name holds one of them (for working on some). */
+const only = process.env.LOCUS_BENCH_QUERIES?.split(',');
+/**
+ * LOCUS_BENCH_PROFILE=<dir>: a CPU profile of each query workload's measured runs (not its
+ * warm-up) goes there, as query-<name>.cpuprofile (scripts/flamegraph.mjs draws it).
+ */
+const profileDir = process.env.LOCUS_BENCH_PROFILE;
 const BATCH = 10_000;
 const RUNS = 200;
 const LIMIT = 1000;
@@ -57,9 +71,12 @@ const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.lengt
 const baseTime = Date.parse('2026-01-01T00:00:00.000Z');
 const isoAt = (ms: number): string => new Date(ms).toISOString();
 
-/** Where each object is (for the update phase, which moves them a little). */
-const lons = new Float64Array(TOTAL);
-const lats = new Float64Array(TOTAL);
+/**
+ * Where each object is (for the update phase, which moves them a little). Dropped after
+ * it: the load generator's memory, not the store's, is then not in the reported RSS.
+ */
+let lons = new Float64Array(TOTAL);
+let lats = new Float64Array(TOTAL);
 
 function objectPatch(i: number, timeMs: number): ObjectPatch {
   const kind = KINDS[i % KINDS.length] as (typeof KINDS)[number];
@@ -126,6 +143,27 @@ function polygon(): Shape {
   return { points };
 }
 
+/** The V8 CPU profiler of this thread, started; stop writes the profile to a file. */
+async function startProfile(): Promise<{ stop: (file: string) => Promise<void> }> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      session.post(method, params, (err, result) => (err === null ? resolve(result) : reject(err)));
+    });
+  await post('Profiler.enable');
+  await post('Profiler.start');
+  return {
+    stop: async (file) => {
+      const { profile } = (await post('Profiler.stop')) as { profile: object };
+      session.disconnect();
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, JSON.stringify(profile));
+      log(`  profile: ${file}`);
+    },
+  };
+}
+
 interface Row {
   name: string;
   what: string;
@@ -153,7 +191,7 @@ async function main(): Promise<void> {
     }
     const size = (file: string): number => statSync(file, { throwIfNoEntry: false })?.size ?? 0;
     const fileMb = [path, `${path}-wal`, `${path}-search`, `${path}-search-wal`].reduce((sum, file) => sum + size(file), 0) / 2 ** 20;
-    await queries(store, { ...ingested, fileMb });
+    await queries(store, { ...ingested, fileMb, dbName: basename(path) });
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
@@ -216,6 +254,8 @@ async function ingest(store: SqliteStore): Promise<Ingested> {
       updateMs += performance.now() - t0;
     }
     const updateRate = (UPDATES / updateMs) * 1000;
+    lons = new Float64Array(0);
+    lats = new Float64Array(0);
     log(`updates: ${Math.round(updateRate)} objects/s`);
     return { ingestRate, updateRate, searchableRate, indexLagMs };
   }
@@ -237,14 +277,16 @@ async function declareFilterIndexes(store: SqliteStore): Promise<number> {
   return ms;
 }
 
-async function queries(store: SqliteStore, ingested: Ingested & { fileMb: number }): Promise<void> {
-  const { ingestRate, updateRate, searchableRate, indexLagMs, fileMb } = ingested;
+async function queries(store: SqliteStore, ingested: Ingested & { fileMb: number; dbName: string }): Promise<void> {
+  const { ingestRate, updateRate, searchableRate, indexLagMs, fileMb, dbName } = ingested;
   const filterIndexMs = await declareFilterIndexes(store);
   {
     // --- 2. queries
     const rows: Row[] = [];
     const measure = async (name: string, what: string, target: number | null, run: () => Promise<number>): Promise<void> => {
+      if (only !== undefined && !only.some((part) => name.includes(part))) return;
       for (let i = 0; i < 20; i++) await run(); // warm-up
+      const profile = profileDir === undefined ? null : await startProfile();
       const times: number[] = [];
       let returned = 0;
       for (let i = 0; i < RUNS; i++) {
@@ -252,6 +294,7 @@ async function queries(store: SqliteStore, ingested: Ingested & { fileMb: number
         returned += await run();
         times.push(performance.now() - t0);
       }
+      if (profile !== null && profileDir !== undefined) await profile.stop(join(profileDir, `query-${name.replace(/[^a-z0-9]+/gi, '-')}.cpuprofile`));
       times.sort((a, b) => a - b);
       const row: Row = {
         name,
@@ -272,6 +315,7 @@ async function queries(store: SqliteStore, ingested: Ingested & { fileMb: number
       (await store.objects.search(REALM, { words: parseSearchQuery(q), limit: LIMIT, fields: null })).length;
 
     global.gc?.(); // the ingest's garbage, not the queries'
+    log(`memory before the queries:\n${formatBreakdown(memoryBreakdown())}`);
     log(`queries, ${RUNS} runs each`);
     await measure('circle, r = 1 km', 'random centre', 10, () => list({ shape: circle() }));
     await measure('rectangle 3.2 × 3.2 km', 'random centre', 10, () => list({ shape: rectangle() }));
@@ -303,7 +347,9 @@ async function queries(store: SqliteStore, ingested: Ingested & { fileMb: number
       search(pick(LAST.slice(0, 10))),
     );
     global.gc?.();
-    const rssMb = process.memoryUsage().rss / 2 ** 20;
+    const memory = memoryBreakdown();
+    log(`memory after the queries:\n${formatBreakdown(memory)}`);
+    const rssMb = memory.rssMib;
 
     // --- report
     const ms = (v: number): string => v.toFixed(2);
@@ -330,11 +376,14 @@ async function queries(store: SqliteStore, ingested: Ingested & { fileMb: number
         `| ${row.name} (${row.what}; ${row.returned.toFixed(0)} objects on average) | p50 ${ms(row.p50)} ms, p99 ${ms(row.p99)} ms | ${row.target === null ? '—' : `p99 ≤ ${row.target} ms`} | ${met} |`,
       );
     }
+    // Mapped files other than the database's are the node binary and its libraries.
+    const mappedMb = [...(memory.mappings ?? new Map<string, number>())].filter(([name]) => name.startsWith(dbName)).reduce((sum, [, v]) => sum + v, 0);
     out.push(
       `| Filter indexes declared after the ingest (settings \`filterIndexes\`: ${FILTER_INDEXES.length === 0 ? 'none' : FILTER_INDEXES.map((f) => `\`${f}\``).join(', ')}): time to build them | ${(filterIndexMs / 1000).toFixed(1)} s | — | — |`,
     );
     out.push(
       `| RSS after ingest and queries (includes the database pages read through the 1 GiB memory map, which are the OS page cache) | ${rssMb.toFixed(0)} MiB | — | — |`,
+      `| … of which database and search file pages mapped (the OS page cache: shared, dropped by the kernel under memory pressure; the rest is the process's own: heaps, SQLite page caches, the spatial index) | ${memory.mappings === null ? '—' : `${mappedMb.toFixed(0)} MiB`} | — | — |`,
     );
     out.push(`| Database and search files (with WALs) | ${fileMb.toFixed(0)} MiB | — | — |`);
     out.push('');

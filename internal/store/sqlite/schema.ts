@@ -465,19 +465,35 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
 /** Page cache per connection, in KiB (SQLite's default is 16 MiB, too small for a million objects). */
 const CACHE_KIB = 64 * 1024;
 /**
+ * Page cache of an attached file the connection only reads (the store's connection reads
+ * the search file, which the indexer's thread writes): small. Its pages are read
+ * through the memory map, which bypasses the page cache; a larger cache held memory
+ * for nothing (docs/performance.md, Memory).
+ */
+const READ_ONLY_CACHE_KIB = 2 * 1024;
+/**
+ * Page cache of the search file's writer (the indexer's thread, search-file.ts), a quarter
+ * of the store's. FTS5 gathers a transaction's terms in its own memory (SEARCH_HASH_SIZE) and
+ * writes them as new segments; the pages it reads back to merge segments come from the OS
+ * page cache. The store's cache size here made the indexer no faster and held its memory
+ * (docs/performance.md, Memory).
+ */
+export const SEARCH_WRITER_CACHE_KIB = 16 * 1024;
+/**
  * Reads go through a memory map of up to this many bytes (no read() call and no copy per
  * page): random row lookups, which shape queries are made of, cost several times less.
  * The mapped pages are the OS page cache; they count in the process's RSS once touched.
+ * Kept for the query cost it saves, with the RSS it costs (docs/performance.md, Memory).
  */
 const MMAP_BYTES = 2 ** 30;
 
 /**
  * The page cache and memory map of one schema of a connection: `main`, or an attached
- * file (which otherwise gets SQLite's defaults, a 2 MiB cache and no map: a search
- * ranking thousands of matches then reads each match's size through read() calls).
+ * file the connection only reads (which otherwise gets no map: a search ranking
+ * thousands of matches then reads each match's size through read() calls).
  */
 export function configureCache(db: Database, schema = 'main'): void {
-  db.pragma(`${schema}.cache_size = -${CACHE_KIB}`);
+  db.pragma(`${schema}.cache_size = -${schema === 'main' ? CACHE_KIB : READ_ONLY_CACHE_KIB}`);
   db.pragma(`${schema}.mmap_size = ${MMAP_BYTES}`);
 }
 

@@ -39,7 +39,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { Data } from '../../domain/types.js';
 import { searchColumns } from './search-index.js';
-import { BUSY_TIMEOUT_MS, enableWal } from './schema.js';
+import { BUSY_TIMEOUT_MS, enableWal, SEARCH_WRITER_CACHE_KIB } from './schema.js';
 
 /** The search file's path for the database at `path`. */
 export function searchFilePath(path: string): string {
@@ -70,7 +70,7 @@ export function prepareSearchFile(search: Database): void {
   // The database drops queue entries once they are applied: an applied entry must be on
   // disk before that, also across a power loss.
   search.pragma('synchronous = FULL');
-  search.pragma('cache_size = -65536');
+  search.pragma(`cache_size = -${SEARCH_WRITER_CACHE_KIB}`);
   search.transaction(() => {
     const exists = search.prepare("SELECT 1 FROM sqlite_master WHERE name = 'search_state'").get() !== undefined;
     if (!exists) {
