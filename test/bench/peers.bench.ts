@@ -335,7 +335,12 @@ function ratio(locus: number, peer: number, better: Better): string {
 
 /** The cost table: server and generator CPU per operation of each workload on each system. */
 function costRows(results: readonly SystemResult[]): string[] {
-  const cell = (cost: Cost | null | undefined): string => (cost === null || cost === undefined ? '–' : `${micros(cost.serverUs)} / ${micros(cost.loaderUs)}`);
+  // With a rate, also how busy the generator's one thread was: near 100%, it set the pace.
+  const cell = (cost: Cost | null | undefined): string => {
+    if (cost === null || cost === undefined) return '–';
+    const busy = 'rate' in cost && typeof cost.rate === 'number' ? ` (generator ${((cost.loaderUs * cost.rate) / 10_000).toFixed(0)}% busy)` : '';
+    return `${micros(cost.serverUs)} / ${micros(cost.loaderUs)}${busy}`;
+  };
   const maxFleet = Math.max(...results.map((r) => r.fleet.length));
   const lines: [string, (r: SystemResult) => Cost | null | undefined][] = [
     ['Bulk ingest, per object', (r) => r.ingest],

@@ -4,7 +4,13 @@
  * max_connections (the fleet opens 200). One table: id, label, a geography point, jsonb data;
  * a GiST index on the point, an index on lower(label) with text_pattern_ops (prefix search) and
  * one on the jsonb field fuel (the rare filter): the indexes a PostGIS user would make for
- * these queries. Commits are durable as PostgreSQL's defaults make them (WAL flushed to disk).
+ * these queries.
+ *
+ * Durability as locus's: locus acknowledges a write once it is in the SQLite WAL file (written,
+ * not synced: synchronous=NORMAL), so it survives a crash of the process but not a power loss.
+ * PostgreSQL with fsync=off is the same: the commit record is written to the WAL before the
+ * answer, never synced. Its default (fsync=on, synchronous_commit=on) waits for a disk flush per
+ * commit; LOCUS_BENCH_PEERS_PG_FSYNC=on measures that instead.
  */
 import { spawn } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -53,9 +59,10 @@ export async function startPostgis(): Promise<PeerSystem | Skipped> {
   const asUser = user === null ? {} : { uid: user.uid, gid: user.gid };
   await runToEnd(join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C.UTF-8', '--no-sync'], { ...asUser, cwd: dir });
   const port = await freePort();
+  const fsync = process.env.LOCUS_BENCH_PEERS_PG_FSYNC === 'on' ? 'on' : 'off';
   const child = spawn(
     join(bin, 'postgres'),
-    ['-D', data, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${dir}`, '-c', 'max_connections=300'],
+    ['-D', data, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${dir}`, '-c', 'max_connections=300', '-c', `fsync=${fsync}`],
     { ...asUser, cwd: dir, stdio: ['ignore', 'ignore', 'ignore'] },
   );
   // SIGINT: PostgreSQL's fast shutdown (open sessions are ended).
@@ -75,7 +82,7 @@ export async function startPostgis(): Promise<PeerSystem | Skipped> {
   return {
     name: 'PostGIS',
     pid: child.pid as number,
-    describe: `PostgreSQL ${bin} with PostGIS: INSERT of many rows per statement, statements pipelined; id, label, geography point, jsonb data, GiST + label-prefix + fuel indexes`,
+    describe: `PostgreSQL ${bin} with PostGIS (fsync=${fsync}): INSERT of many rows per statement, statements pipelined; id, label, geography point, jsonb data, GiST + label-prefix + fuel indexes`,
     encodeIngest: (objects: PeerObjects, from: number, to: number): EncodedBatch => {
       const rows: string[] = [];
       for (let i = from; i < to; i++) {

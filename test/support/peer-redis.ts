@@ -1,8 +1,10 @@
 /**
  * Redis as a peer: `redis-server` (the Debian package) on a loopback port with a temporary
- * working directory and otherwise its defaults (RDB snapshots by the default save rules, no
- * append-only file). Positions go into one geo set (GEOADD: a sorted set keyed by geohash);
- * Redis keeps no label or data with them, so filter and search have no equivalent here.
+ * working directory and otherwise its defaults: RDB snapshots by the default save rules and no
+ * append-only file, so an acknowledged write is lost in a crash until the next snapshot (a
+ * weaker promise than the other systems', which keep it). Positions go into one geo set
+ * (GEOADD: a sorted set keyed by geohash); Redis keeps no label or data with them, so filter
+ * and search have no equivalent here.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -56,7 +58,7 @@ export async function startRedis(): Promise<PeerSystem | Skipped> {
   return {
     name: 'Redis',
     pid: child.pid as number,
-    describe: `Redis ${binary}: GEOADD of ${membersPerCommand} members per command, pipelined; positions only (one geo set)`,
+    describe: `Redis ${binary} (defaults: RDB snapshots, no append-only file): GEOADD of ${membersPerCommand} members per command, pipelined; positions only (one geo set)`,
     encodeIngest: (objects: PeerObjects, from: number, to: number) => {
       const ids: string[] = [];
       for (let i = from; i < to; i++) ids.push(objectId(i));

@@ -1,7 +1,8 @@
 /**
  * Tile38 as a peer, when TILE38_BIN names its server binary (it is in no package registry:
  * scripts/install-bench-peers.sh builds it from source). On a loopback port with a temporary
- * data directory and otherwise its defaults (append-only file on). Each object is a point with
+ * data directory and otherwise its defaults: the append-only file is written before each reply
+ * and synced once a second (as locus's writes, it survives a process crash). Each object is a point with
  * fields label (string), fuel and speed; Tile38 answers the filter with `WHERE fuel < 0.01` and
  * the prefix search with a case-insensitive regular expression on the label, both by a scan.
  */
@@ -52,7 +53,7 @@ export async function startTile38(): Promise<PeerSystem | Skipped> {
   return {
     name: 'Tile38',
     pid: child.pid as number,
-    describe: `Tile38 ${binary}: one SET per object (fields label, fuel, speed), pipelined`,
+    describe: `Tile38 ${binary} (defaults: append-only file): one SET per object (fields label, fuel, speed), pipelined`,
     encodeIngest: (objects: PeerObjects, from: number, to: number) => {
       let bytes = '';
       for (let i = from; i < to; i++) {
