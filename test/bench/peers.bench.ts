@@ -35,7 +35,9 @@
  * Env knobs: LOCUS_BENCH_PEERS_OBJECTS (default 200000), LOCUS_BENCH_PEERS_ONLY (comma-separated
  * of locus, redis, postgis, tile38), LOCUS_BENCH_PEERS_CONNECTIONS (default 200),
  * LOCUS_BENCH_PEERS_FLEET_MS (counted time of a fleet run, default 4000), LOCUS_BENCH_PEERS_QUERIES
- * (timed queries per latency figure, default 200), TILE38_BIN (the tile38-server binary).
+ * (timed queries per latency figure, default 200), LOCUS_BENCH_PEERS_QUERY_BUDGET_MS (time after
+ * which slow queries stop early, at no fewer than 50, default 15000), LOCUS_BENCH_PEERS_PG_FSYNC
+ * (`on`: PostgreSQL's default durability, see peer-postgis.ts), TILE38_BIN (the tile38-server binary).
  */
 import { performance } from 'node:perf_hooks';
 import { fmt, percentile } from '../support/bench-stats.js';
@@ -51,6 +53,8 @@ const objectCount = Number(process.env.LOCUS_BENCH_PEERS_OBJECTS ?? 200_000);
 const connections = Number(process.env.LOCUS_BENCH_PEERS_CONNECTIONS ?? 200);
 const fleetMs = Number(process.env.LOCUS_BENCH_PEERS_FLEET_MS ?? 4000);
 const queryRuns = Number(process.env.LOCUS_BENCH_PEERS_QUERIES ?? 200);
+const queryBudgetMs = Number(process.env.LOCUS_BENCH_PEERS_QUERY_BUDGET_MS ?? 15_000);
+const minimumQueries = Math.min(queryRuns, 50);
 const only = new Set((process.env.LOCUS_BENCH_PEERS_ONLY ?? 'locus,redis,postgis,tile38').split(',').map((s) => s.trim().toLowerCase()));
 
 const ingestBatch = 1000;
@@ -84,6 +88,8 @@ interface Latency extends Cost {
   p50: number;
   p99: number;
   returned: number;
+  /** Timed queries (fewer than queryRuns where they ran out of queryBudgetMs). */
+  runs: number;
 }
 
 interface SystemResult {
@@ -132,20 +138,27 @@ async function bulk(system: PeerSystem, writer: BulkWriter, batches: readonly En
   return { rate: operations / seconds, ...meter(operations) };
 }
 
-/** Runs `query` warmupQueries + queryRuns times, one at a time; p50/p99 of the timed ones. */
+/**
+ * Runs `query` one at a time: warmupQueries not timed, then queryRuns timed; p50/p99 of those.
+ * A slow query (a scan) stops earlier: the warm-up after a tenth of queryBudgetMs, the timed
+ * runs after queryBudgetMs but not before minimumQueries, so the whole bench keeps its length.
+ */
 async function latency(system: PeerSystem, query: (run: number) => Promise<number>): Promise<Latency> {
-  for (let i = 0; i < warmupQueries; i++) await query(i);
+  const warmupEnd = performance.now() + queryBudgetMs / 10;
+  let run = 0;
+  for (; run < warmupQueries && performance.now() < warmupEnd; run++) await query(run);
   const times: number[] = [];
   let returned = 0;
   const meter = costMeter(system.pid);
-  for (let i = 0; i < queryRuns; i++) {
+  const end = performance.now() + queryBudgetMs;
+  while (times.length < queryRuns && (times.length < minimumQueries || performance.now() < end)) {
     const t0 = performance.now();
-    returned += await query(warmupQueries + i);
+    returned += await query(run++);
     times.push(performance.now() - t0);
   }
-  const cost = meter(queryRuns);
+  const cost = meter(times.length);
   times.sort((a, b) => a - b);
-  return { p50: percentile(times, 50), p99: percentile(times, 99), returned: returned / queryRuns, ...cost };
+  return { p50: percentile(times, 50), p99: percentile(times, 99), returned: returned / times.length, runs: times.length, ...cost };
 }
 
 /** `connections` clients, each sending one update and awaiting it, for warmupMs + fleetMs. */
@@ -339,7 +352,8 @@ function costRows(results: readonly SystemResult[]): string[] {
   const cell = (cost: Cost | null | undefined): string => {
     if (cost === null || cost === undefined) return '–';
     const busy = 'rate' in cost && typeof cost.rate === 'number' ? ` (generator ${((cost.loaderUs * cost.rate) / 10_000).toFixed(0)}% busy)` : '';
-    return `${micros(cost.serverUs)} / ${micros(cost.loaderUs)}${busy}`;
+    const runs = 'runs' in cost && typeof cost.runs === 'number' ? ` (${cost.runs} queries)` : '';
+    return `${micros(cost.serverUs)} / ${micros(cost.loaderUs)}${busy}${runs}`;
   };
   const maxFleet = Math.max(...results.map((r) => r.fleet.length));
   const lines: [string, (r: SystemResult) => Cost | null | undefined][] = [
@@ -359,6 +373,18 @@ function costRows(results: readonly SystemResult[]): string[] {
     `|---|${results.map(() => '---|').join('')}`,
     ...lines.map(([what, get]) => `| ${what} | ${results.map((r) => cell(get(r))).join(' | ')} |`),
   ];
+}
+
+/** How many objects each query kind returned on average, per system. */
+function returnedLine(results: readonly SystemResult[]): string {
+  const kinds: [string, (r: SystemResult) => Latency | null][] = [
+    ['circle', (r) => r.circleQuiet],
+    ['rare filter', (r) => r.rare],
+    ['prefix search', (r) => r.prefix],
+  ];
+  return kinds
+    .map(([kind, get]) => `${kind} ${results.map((r) => `${r.name} ${get(r)?.returned.toFixed(0) ?? '–'}`).join(', ')}`)
+    .join('; ');
 }
 
 function report(results: readonly SystemResult[], skipped: readonly Skipped[], elapsedS: number): string {
@@ -385,7 +411,7 @@ function report(results: readonly SystemResult[], skipped: readonly Skipped[], e
     ...results.map((r) => `- ${r.describe}`),
     ...skipped.map((s) => `- ${s.name}: skipped, ${s.reason}`),
     `- The ingest beside the busy circle queries reached ${results.map((r) => `${r.name} ${fmt(r.circleBusy.ingestRate)}/s`).join(', ')} (target ${fmt(pacedRate)}/s).`,
-    `- Queries: ${queryRuns} timed after ${warmupQueries} not timed, one at a time; the circle returned on average ${results.map((r) => `${r.name} ${r.circleQuiet.returned.toFixed(0)}`).join(', ')} objects.`,
+    `- Queries: ${queryRuns} timed after ${warmupQueries} not timed, one at a time (slow ones fewer, as the cost table says); objects returned on average (the same answers): ${returnedLine(results)}.`,
     '',
     `| ${header.join(' | ')} |`,
     `|---|${header.slice(1).map(() => '---|').join('')}`,
