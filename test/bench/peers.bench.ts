@@ -29,8 +29,8 @@
  *    10 ms, in the bulk form) runs on another connection.
  * 6. A rare filter (`fuel<0.01`, about 1%, at most 1,000) and a common-prefix search (`müller`,
  *    the first word of about 10% of the labels, at most 1,000), where the system has one.
- * 7. Memory after all that: the resident set of the server (PostgreSQL: the proportional set
- *    size summed over its processes, as every backend maps the shared buffers).
+ * 7. Memory after all that: the resident set of the server (PostgreSQL: the private memory of
+ *    its processes plus the shared buffers in use; see peer-process.ts treeMemory).
  *
  * Env knobs: LOCUS_BENCH_PEERS_OBJECTS (default 200000), LOCUS_BENCH_PEERS_ONLY (comma-separated
  * of locus, redis, postgis, tile38), LOCUS_BENCH_PEERS_CONNECTIONS (default 200),
@@ -288,9 +288,10 @@ async function measure(system: PeerSystem, work: Workload): Promise<SystemResult
   const prefixSearch = queries.prefixSearch;
   const prefix = prefixSearch === null ? null : await latency(system, () => prefixSearch(commonPrefix));
   if (prefix !== null) log(`  prefix search: p50 ${prefix.p50.toFixed(2)} ms, p99 ${prefix.p99.toFixed(2)} ms, ${prefix.returned.toFixed(0)} objects`);
-  await queries.close();
+  // Read with the query connection still open: PostgreSQL's backend of it holds memory too.
   const memory = treeMemory(system.pid);
-  log(`  memory: RSS ${memory.rssMiB.toFixed(0)} MiB, PSS over ${memory.processes} processes ${memory.pssMiB.toFixed(0)} MiB`);
+  await queries.close();
+  log(`  memory: RSS ${memory.rssMiB.toFixed(0)} MiB; over ${memory.processes} processes ${memory.treeMiB.toFixed(0)} MiB`);
   return { name: system.name, describe: system.describe, ingest, circleQuiet, fleet: fleetRuns, updates, circleBusy, rare, prefix, memory };
 }
 
@@ -308,8 +309,8 @@ const millis = (n: number): string => (Number.isFinite(n) ? `${n.toFixed(2)} ms`
 const micros = (n: number): string => (Number.isFinite(n) ? `${n.toFixed(1)} µs` : '–');
 const mib = (n: number): string => (Number.isFinite(n) ? `${n.toFixed(0)} MiB` : '–');
 
-/** Memory as the report states it: RSS of a single-process server, PSS summed over a server of many processes. */
-const memoryOf = (r: SystemResult): number => (r.memory.processes > 1 ? r.memory.pssMiB : r.memory.rssMiB);
+/** Memory as the report states it: RSS of a single-process server; for one of many processes, see TreeMemory.treeMiB. */
+const memoryOf = (r: SystemResult): number => (r.memory.processes > 1 ? r.memory.treeMiB : r.memory.rssMiB);
 
 function rows(results: readonly SystemResult[]): Row[] {
   const locus = results.find((r) => r.name === 'locus');
@@ -334,7 +335,7 @@ function rows(results: readonly SystemResult[]): Row[] {
     { what: 'Rare filter `fuel<0.01`, p99', better: 'lower', value: (r) => r.rare?.p99 ?? Number.NaN, format: millis },
     { what: `Common-prefix search \`${commonPrefix}\` (about 10% match, at most 1,000), p50`, better: 'lower', value: (r) => r.prefix?.p50 ?? Number.NaN, format: millis },
     { what: `Common-prefix search \`${commonPrefix}\`, p99`, better: 'lower', value: (r) => r.prefix?.p99 ?? Number.NaN, format: millis },
-    { what: 'Memory after ingest and queries (RSS; PostgreSQL: PSS summed over its processes)', better: 'lower', value: memoryOf, format: mib },
+    { what: 'Memory after ingest and queries (RSS; PostgreSQL: private memory of its processes + shared buffers in use)', better: 'lower', value: memoryOf, format: mib },
   ];
 }
 

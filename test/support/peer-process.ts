@@ -103,21 +103,27 @@ export function treeCpuMs(pid: number): number {
 export interface TreeMemory {
   /** Resident set of the root process (MiB). */
   rssMiB: number;
-  /** Proportional set size summed over the tree (MiB): shared pages counted once in all. */
-  pssMiB: number;
+  /**
+   * For a server of many processes (PostgreSQL), what they hold together (MiB): their private
+   * resident memory summed (RssAnon), plus the shared memory resident in the process that maps
+   * the most of it (RssShmem: the shared buffers, which every process maps but only in part).
+   */
+  treeMiB: number;
   processes: number;
+}
+
+/** A field of /proc/<pid>/status in kB; 0 when the process ended meanwhile. */
+function statusKiB(pid: number, field: string): number {
+  try {
+    return Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
 }
 
 export function treeMemory(pid: number): TreeMemory {
   const tree = processTree(pid);
-  let pssKiB = 0;
-  for (const member of tree) {
-    try {
-      pssKiB += Number(/^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${member}/smaps_rollup`, 'utf8'))?.[1] ?? 0);
-    } catch {
-      // Ended meanwhile.
-    }
-  }
-  const rssKiB = Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? Number.NaN);
-  return { rssMiB: rssKiB / 1024, pssMiB: pssKiB / 1024, processes: tree.length };
+  const anonKiB = tree.reduce((sum, member) => sum + statusKiB(member, 'RssAnon'), 0);
+  const shmemKiB = Math.max(...tree.map((member) => statusKiB(member, 'RssShmem')));
+  return { rssMiB: statusKiB(pid, 'VmRSS') / 1024, treeMiB: (anonKiB + shmemKiB) / 1024, processes: tree.length };
 }
