@@ -28,7 +28,7 @@ export async function startLocus(connections: number): Promise<PeerSystem> {
       LOCUS_RATE_LIMIT: '100000000',
       LOCUS_RATE_BURST: '100000000',
       LOCUS_MAX_CONNECTIONS: String(connections + 100),
-      // A blk of 10,000 updates is about 0.8 MB; room to spare above it.
+      // A blk of a whole batch of updates (LOCUS_MAX_BULK entries) fits in one line.
       LOCUS_MAX_MESSAGE_BYTES: String(4 * 2 ** 20),
     },
     args: (process.env.LOCUS_BENCH_SERVER_ARGS ?? '').split(' ').filter((arg) => arg !== ''),
