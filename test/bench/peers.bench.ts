@@ -15,6 +15,9 @@
  * its threads and processes, from /proc) and the load generator's own (process.cpuUsage), so
  * a reader can see that the generator was not the bottleneck.
  *
+ * Before each workload but the first circle queries (which are meant to follow the ingest), the
+ * bench waits until the server is idle, so that none pays for the background work of the last.
+ *
  * Workloads, in this order on each system:
  * 1. Bulk ingest of the objects (default 200,000): batches of 1,000 objects in the system's
  *    bulk form, 4 in flight on one connection.
@@ -69,6 +72,7 @@ const pacedInFlight = 4;
 const warmupMs = 500;
 const warmupQueries = 20;
 const circleMetres = 1000;
+const settleMaxMs = 30_000;
 
 const log = (text: string): void => {
   process.stderr.write(`${text}\n`);
@@ -116,6 +120,23 @@ function costMeter(pid: number): (operations: number) => Cost {
       loaderUs: (used.user + used.system) / operations,
     };
   };
+}
+
+/**
+ * Waits until the server is idle (below a tenth of a core over each of two quarter-seconds; at
+ * most settleMaxMs), so that work left from the last workload (locus's search indexing after an
+ * ingest, PostgreSQL's autovacuum, a Redis snapshot) is not counted against the next one.
+ */
+async function settle(system: PeerSystem): Promise<void> {
+  const deadline = performance.now() + settleMaxMs;
+  let quiet = 0;
+  let before = treeCpuMs(system.pid);
+  while (quiet < 2 && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const now = treeCpuMs(system.pid);
+    quiet = now - before < 25 ? quiet + 1 : 0;
+    before = now;
+  }
 }
 
 /** Pre-encodes `count` items in batches of `size` with `encode(from, to)`. */
@@ -265,6 +286,7 @@ async function measure(system: PeerSystem, work: Workload): Promise<SystemResult
 
   const fleetRuns: SystemResult['fleet'] = [];
   for (const variant of system.fleetVariants) {
+    await settle(system);
     log(`${system.name}: fleet of ${connections} connections, ${variant.name}`);
     const run = await fleet(system, (count) => variant.open(count), work.fleetMoves);
     fleetRuns.push({ variant: variant.name, ...run });
@@ -273,19 +295,23 @@ async function measure(system: PeerSystem, work: Workload): Promise<SystemResult
 
   log(`${system.name}: ${fmt(updateCount)} random updates in batches of ${fmt(updateBatch)}`);
   const updateBatches = encodeAll(updateCount, updateBatch, (from, to) => system.encodeUpdates(work.randomUpdates, from, to));
+  await settle(system);
   const updates = await bulk(system, writer, updateBatches, updateCount, 1);
   log(`  ${fmt(updates.rate)} updates/s`);
   await writer.close();
 
   log(`${system.name}: circle queries during ${fmt(pacedRate)} updates/s`);
   const pacedBatches = encodeAll(work.pacedUpdates.index.length, pacedBatch, (from, to) => system.encodeUpdates(work.pacedUpdates, from, to));
+  await settle(system);
   const circleBusy = await circleDuringIngest(system, queries, pacedBatches, work.centres);
   log(`  p50 ${circleBusy.p50.toFixed(2)} ms, p99 ${circleBusy.p99.toFixed(2)} ms; ingest ran at ${fmt(circleBusy.ingestRate)}/s`);
 
   const rareFilter = queries.rareFilter;
+  await settle(system);
   const rare = rareFilter === null ? null : await latency(system, () => rareFilter());
   if (rare !== null) log(`  rare filter: p50 ${rare.p50.toFixed(2)} ms, p99 ${rare.p99.toFixed(2)} ms, ${rare.returned.toFixed(0)} objects`);
   const prefixSearch = queries.prefixSearch;
+  await settle(system);
   const prefix = prefixSearch === null ? null : await latency(system, () => prefixSearch(commonPrefix));
   if (prefix !== null) log(`  prefix search: p50 ${prefix.p50.toFixed(2)} ms, p99 ${prefix.p99.toFixed(2)} ms, ${prefix.returned.toFixed(0)} objects`);
   // Read with the query connection still open: PostgreSQL's backend of it holds memory too.
