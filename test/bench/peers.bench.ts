@@ -183,15 +183,19 @@ async function latency(system: PeerSystem, query: (run: number) => Promise<numbe
 }
 
 /** `connections` clients, each sending one update and awaiting it, for warmupMs + fleetMs. */
-async function fleet(system: PeerSystem, open: (count: number) => ReturnType<PeerSystem['fleetVariants'][number]['open']>, moves: PeerUpdates): Promise<Rate> {
+async function fleet(
+  system: PeerSystem,
+  open: (count: number) => ReturnType<PeerSystem['fleetVariants'][number]['open']>,
+  moves: PeerUpdates,
+  cursor: { next: number },
+): Promise<Rate> {
   const clients = await open(connections);
-  let cursor = 0;
   let counting = false;
   let stopped = false;
   let counted = 0;
   const run = async (client: (typeof clients)[number]): Promise<void> => {
     while (!stopped) {
-      const k = cursor++ % moves.index.length;
+      const k = cursor.next++ % moves.index.length;
       await client.update(moves.index[k] as number, moves.lon[k] as number, moves.lat[k] as number);
       if (counting) counted++;
     }
@@ -285,10 +289,13 @@ async function measure(system: PeerSystem, work: Workload): Promise<SystemResult
   log(`  circle, quiet: p50 ${circleQuiet.p50.toFixed(2)} ms, p99 ${circleQuiet.p99.toFixed(2)} ms, ${circleQuiet.returned.toFixed(0)} objects`);
 
   const fleetRuns: SystemResult['fleet'] = [];
+  // Each run continues the sequence of moves where the last stopped: the first update of an
+  // object after its ingest may cost more than later ones, and no run should have them all.
+  const fleetCursor = { next: 0 };
   for (const variant of system.fleetVariants) {
     await settle(system);
     log(`${system.name}: fleet of ${connections} connections, ${variant.name}`);
-    const run = await fleet(system, (count) => variant.open(count), work.fleetMoves);
+    const run = await fleet(system, (count) => variant.open(count), work.fleetMoves, fleetCursor);
     fleetRuns.push({ variant: variant.name, ...run });
     log(`  ${fmt(run.rate)} updates/s, server ${run.serverUs.toFixed(1)} µs, generator ${run.loaderUs.toFixed(1)} µs per update`);
   }
