@@ -85,3 +85,42 @@ export function searchMatch(key: number, words: readonly string[]): string {
   // Words hold only letters and digits, never a double quote.
   return words.map((word) => `"${key}x${word}"*`).join(' ');
 }
+
+/** The words of an indexed column's text (its tokens, as FTS5 counts them). */
+export function columnWords(text: string): string[] {
+  return text === '' ? [] : text.split(' ');
+}
+
+/**
+ * What the ranked search (search-top.ts) keeps of an entry besides its FTS5 entry: its
+ * length in tokens (FTS5's column sizes summed: BM25's document length), and its repeat
+ * tokens. A repeat token is a word that occurs twice among the `terms` words, or the
+ * common prefix of two neighbouring words of `terms` in sorted order when it is longer
+ * than the realm's prefix. A query word is then the prefix of two or more `terms` words
+ * of the entry exactly when it is the prefix of one of its repeat tokens: the words a
+ * prefix starts are neighbours in sorted order, and so are any two of them.
+ */
+export function rankFacts(names: string, terms: string): { length: number; repeats: string[] } {
+  const words = columnWords(terms);
+  const length = columnWords(names).length + words.length;
+  if (words.length < 2) return { length, repeats: [] };
+  const sorted = words.slice().sort();
+  // Every word starts with the realm's prefix, `<key>x`.
+  const realm = sorted[0]?.indexOf('x') ?? 0;
+  const repeats = new Set<string>();
+  for (let i = 1; i < sorted.length; i++) {
+    const a = sorted[i - 1] as string;
+    const b = sorted[i] as string;
+    let common = 0;
+    const end = Math.min(a.length, b.length);
+    while (common < end && a.charCodeAt(common) === b.charCodeAt(common)) common++;
+    // Never half a surrogate pair: a query word holds whole characters.
+    if (common > 0 && common < a.length && isHighSurrogate(a.charCodeAt(common - 1))) common--;
+    if (common > realm + 1) repeats.add(a.slice(0, common));
+  }
+  return { length, repeats: [...repeats] };
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
