@@ -32,6 +32,9 @@ import { openSqliteStore, type SqliteStore } from '../../internal/store/sqlite/s
 import { mulberry32 } from '../support/bench-random.js';
 
 const TOTAL = Number(process.env.LOCUS_BENCH_OBJECTS ?? 1_000_000);
+/** LOCUS_BENCH_QUERIES=search,circle: only the query rows whose name holds one of these (for iteration). */
+const QUERIES = process.env.LOCUS_BENCH_QUERIES?.split(',').filter((part) => part !== '');
+const chosen = (name: string): boolean => QUERIES === undefined || QUERIES.some((part) => name.includes(part));
 const BATCH = 10_000;
 const RUNS = 200;
 const LIMIT = 1000;
@@ -227,6 +230,7 @@ async function queries(store: SqliteStore, ingested: Ingested & { fileMb: number
     // --- 2. queries
     const rows: Row[] = [];
     const measure = async (name: string, what: string, target: number | null, run: () => Promise<number>): Promise<void> => {
+      if (!chosen(name)) return;
       for (let i = 0; i < 20; i++) await run(); // warm-up
       const times: number[] = [];
       let returned = 0;
