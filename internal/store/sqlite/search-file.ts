@@ -181,7 +181,8 @@ export class SearchFile {
     this.write = search.prepare('INSERT OR REPLACE INTO object_fts (rowid, names, terms) VALUES (?, ?, ?)');
     this.remove = search.prepare('DELETE FROM object_fts WHERE rowid = ?');
     this.removeAll = search.prepare("INSERT INTO object_fts (object_fts) VALUES ('delete-all')");
-    this.writeLen = search.prepare('INSERT OR REPLACE INTO object_len (id, key, len) VALUES (?, ?, ?)');
+    // An upsert: INSERT OR REPLACE into a table with an index took the FTS5 writes beside it four times as long.
+    this.writeLen = search.prepare('INSERT INTO object_len (id, key, len) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET key = excluded.key, len = excluded.len');
     this.writeRepeat = search.prepare('INSERT OR IGNORE INTO object_repeat (token, id) VALUES (?, ?)');
     this.removeLen = search.prepare('DELETE FROM object_len WHERE id = ?');
     this.removeRepeats = search.prepare('DELETE FROM object_repeat WHERE id = ?');

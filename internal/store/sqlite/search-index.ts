@@ -101,24 +101,37 @@ export function columnWords(text: string): string[] {
  * prefix starts are neighbours in sorted order, and so are any two of them.
  */
 export function rankFacts(names: string, terms: string): { length: number; repeats: string[] } {
-  const words = columnWords(terms);
-  const length = columnWords(names).length + words.length;
-  if (words.length < 2) return { length, repeats: [] };
-  const sorted = words.slice().sort();
+  const length = tokenCount(names) + tokenCount(terms);
+  if (terms.indexOf(' ') < 0) return { length, repeats: [] };
+  const sorted = terms.split(' ').sort();
   // Every word starts with the realm's prefix, `<key>x`.
   const realm = sorted[0]?.indexOf('x') ?? 0;
-  const repeats = new Set<string>();
+  let repeats: string[] | null = null;
   for (let i = 1; i < sorted.length; i++) {
     const a = sorted[i - 1] as string;
     const b = sorted[i] as string;
-    let common = 0;
+    // Past the realm's prefix, most neighbours differ at once.
+    if (a.charCodeAt(realm + 1) !== b.charCodeAt(realm + 1)) continue;
+    let common = realm + 2;
     const end = Math.min(a.length, b.length);
     while (common < end && a.charCodeAt(common) === b.charCodeAt(common)) common++;
     // Never half a surrogate pair: a query word holds whole characters.
-    if (common > 0 && common < a.length && isHighSurrogate(a.charCodeAt(common - 1))) common--;
-    if (common > realm + 1) repeats.add(a.slice(0, common));
+    if (common < a.length && isHighSurrogate(a.charCodeAt(common - 1))) common--;
+    if (common > realm + 1) {
+      const token = a.slice(0, common);
+      repeats ??= [];
+      if (!repeats.includes(token)) repeats.push(token);
+    }
   }
-  return { length, repeats: [...repeats] };
+  return { length, repeats: repeats ?? [] };
+}
+
+/** The number of tokens in an indexed column's text (words joined by single spaces). */
+function tokenCount(text: string): number {
+  if (text === '') return 0;
+  let n = 1;
+  for (let at = text.indexOf(' '); at >= 0; at = text.indexOf(' ', at + 1)) n++;
+  return n;
 }
 
 function isHighSurrogate(code: number): boolean {
