@@ -129,7 +129,8 @@ void describe('ranked search (search-top.ts)', () => {
       const store = await filled(path, seed, 2_000);
       const db = reader(path);
       try {
-        const ranked = new RankedSearch(db, 0);
+        // Short walk steps: most walks take several.
+        const ranked = new RankedSearch(db, 0, 4);
         const random = mulberry32(seed * 31);
         let used = 0;
         let queries = 0;

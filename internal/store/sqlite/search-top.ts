@@ -38,8 +38,9 @@ const MIN_MATCHES = 10_000;
 const MAX_EXCEPTIONS = 2_000;
 /** The walk reads at most this many entries per match before giving up. */
 const WALK_PER_MATCH = 4;
-/** Entries read per step of the walk (the first; later steps read more). */
+/** Entries read per step of the walk (the first; later steps read more, up to the most). */
 const WALK_STEP = 1_024;
+const MAX_WALK_STEP = 16_384;
 /** The column weights of the `rank` function (search-file.ts), in column order. */
 const NAMES_WEIGHT = 2.0;
 const TERMS_WEIGHT = 1.0;
@@ -105,7 +106,8 @@ interface Statements {
   numbered: Statement<[], number>;
   matches: Statement<[string], number>;
   repeats: Statement<[string, string], number>;
-  walk: Statement<[number, number, number, number], [id: number, len: number]>;
+  nextLength: Statement<[number, number], number | null>;
+  walk: Statement<[number, number, number, number], number>;
   averages: Statement<[], Buffer>;
   ln: Statement<[number], number>;
   objects: Statement<[string], [rowid: number, id: string, label: string | null, data: string]>;
@@ -115,10 +117,14 @@ interface Statements {
 export class RankedSearch {
   private statements: Statements | null = null;
 
-  /** `minMatches`: below this many matches FTS5 ranks (the default suits a server; tests lower it). */
+  /**
+   * `minMatches`: below this many matches FTS5 ranks; `walkStep`: entries read by the
+   * walk's first step (the defaults suit a server; tests lower them).
+   */
   constructor(
     private readonly db: Database,
     private readonly minMatches = MIN_MATCHES,
+    private readonly walkStep = WALK_STEP,
   ) {}
 
   /**
@@ -137,11 +143,10 @@ export class RankedSearch {
       numbered: db.prepare<[], number>("SELECT seq FROM main.sqlite_sequence WHERE name = 'search_queue'").pluck(),
       matches: db.prepare<[string], number>('SELECT rowid FROM search.object_fts WHERE object_fts MATCH ?').pluck(),
       repeats: db.prepare<[string, string], number>('SELECT id FROM search.object_repeat WHERE token >= ? AND token < ?').pluck(),
+      nextLength: db.prepare<[number, number], number | null>('SELECT min(len) FROM search.object_len WHERE key = ? AND len > ?').pluck(),
       walk: db
-        .prepare<[number, number, number, number], [number, number]>(
-          'SELECT id, len FROM search.object_len WHERE key = ? AND (len, id) > (?, ?) ORDER BY len, id LIMIT ?',
-        )
-        .raw(true),
+        .prepare<[number, number, number, number], number>('SELECT id FROM search.object_len WHERE key = ? AND len = ? AND id > ? ORDER BY id LIMIT ?')
+        .pluck(),
       averages: db.prepare<[], Buffer>('SELECT block FROM search.object_fts_data WHERE id = 1').pluck(),
       ln: db.prepare<[number], number>('SELECT ln(?)').pluck(),
       objects: db
@@ -204,32 +209,51 @@ export class RankedSearch {
     };
     let found = 0;
     let kth = Infinity;
+    let kthLength = -1;
+    let members = 0;
     let walked = 0;
-    let after: [len: number, id: number] = [-1, -1];
-    let step = WALK_STEP;
-    walk: for (;;) {
-      const chunk = s.walk.all(key, after[0], after[1], step);
-      for (const [id, len] of chunk) {
-        const rank = rankOf(len);
+    let complete = true;
+    let step = this.walkStep;
+    // One length at a time, in rowid order.
+    walk: for (let len = s.nextLength.get(key, -1), after = -1; len !== undefined && len !== null; ) {
+      const rank = rankOf(len);
+      if (found >= limit) {
         // Ranks only grow along the walk: once one ranks below the limit-th, all do.
-        if (found >= limit && rank > kth) break walk;
-        const at = lowerBound(hits, id);
-        if (hits[at] === id && !exceptions.has(id)) {
-          ranked.push([id, rank]);
-          if (++found === limit) kth = rank;
+        if (rank > kth) break;
+        // The rest of the limit-th's length ranks the same with later rowids: none is
+        // among the best. (Another length may rank the same in doubles: it is walked.)
+        if (len === kthLength) {
+          complete = false;
+          len = s.nextLength.get(key, len);
+          after = -1;
+          continue;
         }
       }
-      walked += chunk.length;
-      const last = chunk[chunk.length - 1];
-      if (last === undefined || chunk.length < step) {
-        // Every entry walked: each match not an exception must have been found.
-        if (found !== hits.length - exceptions.size) return null;
-        break;
+      const ids = s.walk.all(key, len, after, step);
+      walked += ids.length;
+      for (const id of ids) {
+        const at = lowerBound(hits, id);
+        if (hits[at] !== id || exceptions.has(id)) continue;
+        members++;
+        if (found >= limit && len === kthLength) continue walk;
+        ranked.push([id, rank]);
+        if (++found === limit) {
+          kth = rank;
+          kthLength = len;
+        }
       }
-      if (walked > WALK_PER_MATCH * hits.length) return null;
-      after = last;
-      step *= 4;
+      if (ids.length < step) {
+        len = s.nextLength.get(key, len);
+        after = -1;
+      } else {
+        after = ids[ids.length - 1] ?? -1;
+        if (walked > WALK_PER_MATCH * hits.length) return null;
+        // Enough entries for the hits still wanted at the density seen so far.
+        step = Math.min(MAX_WALK_STEP, Math.ceil(((limit - Math.min(found, limit) + 16) * walked * 1.25) / Math.max(members, 1)));
+      }
     }
+    // Every entry walked: each match not an exception must have been found.
+    if (complete && found < limit && found !== hits.length - exceptions.size) return null;
     ranked.sort((a, b) => a[1] - b[1] || a[0] - b[0]);
     return ranked.slice(0, limit);
   }
