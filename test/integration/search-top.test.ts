@@ -152,7 +152,7 @@ void describe('ranked search (search-top.ts)', () => {
         }
         // Each entry's length is FTS5's (its column sizes, varints, summed).
         const sizes = db.prepare<[], [number, Buffer]>('SELECT id, sz FROM search.object_fts_docsize').raw(true).all();
-        const lengths = new Map(db.prepare<[], [number, number]>('SELECT id, len FROM search.object_len').raw(true).all());
+        const lengths = new Map(db.prepare<[], [number, number]>('SELECT id, len FROM search.object_rank_len').raw(true).all());
         assert.equal(lengths.size, sizes.length);
         for (const [id, sz] of sizes) assert.equal(lengths.get(id), sumVarints(sz), `length of ${id}`);
         // Most queries of common prefixes take the ranked path.
@@ -214,7 +214,7 @@ void describe('ranked search (search-top.ts)', () => {
     await store.close();
     // As an earlier build left it: no ranked tables.
     const old = new Database(searchFilePath(path));
-    old.exec('DROP TABLE object_len; DROP TABLE object_repeat');
+    old.exec('DROP TABLE object_rank_len; DROP TABLE object_rank_repeat');
     old.close();
     const search = new Database(searchFilePath(path));
     try {
@@ -229,7 +229,7 @@ void describe('ranked search (search-top.ts)', () => {
       const db = reader(path);
       try {
         const entries = db.prepare('SELECT id FROM search.object_fts_docsize ORDER BY id').pluck().all();
-        assert.deepEqual(db.prepare('SELECT id FROM search.object_len ORDER BY id').pluck().all(), entries, 'one length per entry');
+        assert.deepEqual(db.prepare('SELECT id FROM search.object_rank_len ORDER BY id').pluck().all(), entries, 'one length per entry');
         const key = keyOf(db, 'r1');
         assert.deepEqual(new RankedSearch(db, 0).top(key, 'mu', 10), fts5Top(db, key, ['mu'], 10));
       } finally {

@@ -38,8 +38,8 @@
  *
  * Beside `object_fts`, in the same transactions, two tables let search-top.ts rank a
  * word with many matches without scoring every match (search-index.ts rankFacts):
- * `object_len` (each entry's realm key and length in tokens, read in length order) and
- * `object_repeat` (each entry's repeat tokens). A file made before them is rebuilt.
+ * `object_rank_len` (each entry's realm key and length in tokens, read in length order) and
+ * `object_rank_repeat` (each entry's repeat tokens). A file made before them is rebuilt.
  */
 import type { Database, Statement } from 'better-sqlite3';
 import type { Data } from '../../domain/types.js';
@@ -85,14 +85,14 @@ export function prepareSearchFile(search: Database): void {
         CREATE TABLE search_state (source TEXT NOT NULL, applied INTEGER NOT NULL);
       `);
     }
-    if (!has('object_len')) {
+    if (!has('object_rank_len')) {
       // A file made before the ranked tables: they are made, and the file rebuilt (no
       // state: step() rebuilds), so that they hold every entry.
       search.exec(`
-        CREATE TABLE object_len (id INTEGER PRIMARY KEY, key INTEGER NOT NULL, len INTEGER NOT NULL);
-        CREATE INDEX object_len_order ON object_len (key, len, id);
-        CREATE TABLE object_repeat (token TEXT NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (token, id)) WITHOUT ROWID;
-        CREATE INDEX object_repeat_id ON object_repeat (id);
+        CREATE TABLE object_rank_len (id INTEGER PRIMARY KEY, key INTEGER NOT NULL, len INTEGER NOT NULL);
+        CREATE INDEX object_rank_len_order ON object_rank_len (key, len, id);
+        CREATE TABLE object_rank_repeat (token TEXT NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (token, id)) WITHOUT ROWID;
+        CREATE INDEX object_rank_repeat_id ON object_rank_repeat (id);
         DELETE FROM search_state;
       `);
     }
@@ -182,12 +182,12 @@ export class SearchFile {
     this.remove = search.prepare('DELETE FROM object_fts WHERE rowid = ?');
     this.removeAll = search.prepare("INSERT INTO object_fts (object_fts) VALUES ('delete-all')");
     // An upsert: INSERT OR REPLACE into a table with an index took the FTS5 writes beside it four times as long.
-    this.writeLen = search.prepare('INSERT INTO object_len (id, key, len) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET key = excluded.key, len = excluded.len');
-    this.writeRepeat = search.prepare('INSERT OR IGNORE INTO object_repeat (token, id) VALUES (?, ?)');
-    this.removeLen = search.prepare('DELETE FROM object_len WHERE id = ?');
-    this.removeRepeats = search.prepare('DELETE FROM object_repeat WHERE id = ?');
-    this.removeAllLens = search.prepare('DELETE FROM object_len');
-    this.removeAllRepeats = search.prepare('DELETE FROM object_repeat');
+    this.writeLen = search.prepare('INSERT INTO object_rank_len (id, key, len) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET key = excluded.key, len = excluded.len');
+    this.writeRepeat = search.prepare('INSERT OR IGNORE INTO object_rank_repeat (token, id) VALUES (?, ?)');
+    this.removeLen = search.prepare('DELETE FROM object_rank_len WHERE id = ?');
+    this.removeRepeats = search.prepare('DELETE FROM object_rank_repeat WHERE id = ?');
+    this.removeAllLens = search.prepare('DELETE FROM object_rank_len');
+    this.removeAllRepeats = search.prepare('DELETE FROM object_rank_repeat');
   }
 
   /** The last entry applied (0 before any). */

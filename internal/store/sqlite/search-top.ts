@@ -15,7 +15,7 @@
  *   rankFacts). They are few in a common prefix of data words; each is scored from its
  *   object's words.
  * - the others hold w once, in `terms`: weight 1, so their rank only grows with their
- *   length. Walking `object_len` in (length, rowid) order gives them best first; the walk
+ *   length. Walking `object_rank_len` in (length, rowid) order gives them best first; the walk
  *   stops once `limit` of them are found and the next one ranks lower.
  * Ranks are FTS5's formula with FTS5's inputs (the averages record, the match count),
  * the same operations in the same order, so the answer is the same, scores included.
@@ -142,10 +142,10 @@ export class RankedSearch {
       queued: db.prepare<[], number | null>('SELECT max(seq) FROM main.search_queue').pluck(),
       numbered: db.prepare<[], number>("SELECT seq FROM main.sqlite_sequence WHERE name = 'search_queue'").pluck(),
       matches: db.prepare<[string], number>('SELECT rowid FROM search.object_fts WHERE object_fts MATCH ?').pluck(),
-      repeats: db.prepare<[string, string], number>('SELECT id FROM search.object_repeat WHERE token >= ? AND token < ?').pluck(),
-      nextLength: db.prepare<[number, number], number | null>('SELECT min(len) FROM search.object_len WHERE key = ? AND len > ?').pluck(),
+      repeats: db.prepare<[string, string], number>('SELECT id FROM search.object_rank_repeat WHERE token >= ? AND token < ?').pluck(),
+      nextLength: db.prepare<[number, number], number | null>('SELECT min(len) FROM search.object_rank_len WHERE key = ? AND len > ?').pluck(),
       walk: db
-        .prepare<[number, number, number, number], number>('SELECT id FROM search.object_len WHERE key = ? AND len = ? AND id > ? ORDER BY id LIMIT ?')
+        .prepare<[number, number, number, number], number>('SELECT id FROM search.object_rank_len WHERE key = ? AND len = ? AND id > ? ORDER BY id LIMIT ?')
         .pluck(),
       averages: db.prepare<[], Buffer>('SELECT block FROM search.object_fts_data WHERE id = 1').pluck(),
       ln: db.prepare<[number], number>('SELECT ln(?)').pluck(),
