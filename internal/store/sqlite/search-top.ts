@@ -105,6 +105,7 @@ interface Statements {
   queued: Statement<[], number | null>;
   numbered: Statement<[], number>;
   matches: Statement<[string], number>;
+  matchList: Statement<[string], string>;
   repeats: Statement<[string, string], number>;
   nextLength: Statement<[number, number], number | null>;
   walk: Statement<[number, number, number, number], number>;
@@ -142,6 +143,8 @@ export class RankedSearch {
       queued: db.prepare<[], number | null>('SELECT max(seq) FROM main.search_queue').pluck(),
       numbered: db.prepare<[], number>("SELECT seq FROM main.sqlite_sequence WHERE name = 'search_queue'").pluck(),
       matches: db.prepare<[string], number>('SELECT rowid FROM search.object_fts WHERE object_fts MATCH ?').pluck(),
+      // One JSON array rather than a row per match: about a third less time for many.
+      matchList: db.prepare<[string], string>('SELECT json_group_array(rowid) FROM search.object_fts WHERE object_fts MATCH ?').pluck(),
       repeats: db.prepare<[string, string], number>('SELECT id FROM search.object_rank_repeat WHERE token >= ? AND token < ?').pluck(),
       nextLength: db.prepare<[number, number], number | null>('SELECT min(len) FROM search.object_rank_len WHERE key = ? AND len > ?').pluck(),
       walk: db
@@ -167,7 +170,8 @@ export class RankedSearch {
     const token = `${key}x${word}`;
     // Words hold only letters and digits, never a double quote (search-index.ts searchMatch).
     const match = `"${token}"*`;
-    const hits = s.matches.all(match);
+    // In rowid order, as FTS5 reads them.
+    const hits = JSON.parse(s.matchList.get(match) ?? '[]') as number[];
     if (hits.length < Math.max(this.minMatches, 8 * limit)) return null;
     const exceptions = new Set(s.matches.all(`names : ${match}`));
     // A token starting with `token` sorts from `token` up to `token` and the highest
