@@ -85,3 +85,55 @@ export function searchMatch(key: number, words: readonly string[]): string {
   // Words hold only letters and digits, never a double quote.
   return words.map((word) => `"${key}x${word}"*`).join(' ');
 }
+
+/** The words of an indexed column's text (its tokens, as FTS5 counts them). */
+export function columnWords(text: string): string[] {
+  return text === '' ? [] : text.split(' ');
+}
+
+/**
+ * What the ranked search (search-top.ts) keeps of an entry besides its FTS5 entry: its
+ * length in tokens (FTS5's column sizes summed: BM25's document length), and its repeat
+ * tokens. A repeat token is a word that occurs twice among the `terms` words, or the
+ * common prefix of two neighbouring words of `terms` in sorted order when it is longer
+ * than the realm's prefix. A query word is then the prefix of two or more `terms` words
+ * of the entry exactly when it is the prefix of one of its repeat tokens: the words a
+ * prefix starts are neighbours in sorted order, and so are any two of them.
+ */
+export function rankFacts(names: string, terms: string): { length: number; repeats: string[] } {
+  const length = tokenCount(names) + tokenCount(terms);
+  if (terms.indexOf(' ') < 0) return { length, repeats: [] };
+  const sorted = terms.split(' ').sort();
+  // Every word starts with the realm's prefix, `<key>x`.
+  const realm = sorted[0]?.indexOf('x') ?? 0;
+  let repeats: string[] | null = null;
+  for (let i = 1; i < sorted.length; i++) {
+    const a = sorted[i - 1] as string;
+    const b = sorted[i] as string;
+    // Past the realm's prefix, most neighbours differ at once.
+    if (a.charCodeAt(realm + 1) !== b.charCodeAt(realm + 1)) continue;
+    let common = realm + 2;
+    const end = Math.min(a.length, b.length);
+    while (common < end && a.charCodeAt(common) === b.charCodeAt(common)) common++;
+    // Never half a surrogate pair: a query word holds whole characters.
+    if (common < a.length && isHighSurrogate(a.charCodeAt(common - 1))) common--;
+    if (common > realm + 1) {
+      const token = a.slice(0, common);
+      repeats ??= [];
+      if (!repeats.includes(token)) repeats.push(token);
+    }
+  }
+  return { length, repeats: repeats ?? [] };
+}
+
+/** The number of tokens in an indexed column's text (words joined by single spaces). */
+function tokenCount(text: string): number {
+  if (text === '') return 0;
+  let n = 1;
+  for (let at = text.indexOf(' '); at >= 0; at = text.indexOf(' ', at + 1)) n++;
+  return n;
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
