@@ -1,9 +1,9 @@
 /**
- * Background threads yield the CPU to the event loop. The SQLite store's worker threads
- * (WAL checkpoints, the full-text indexer) are busiest right after and during heavy
+ * Background threads yield the CPU to the event loop. The SQLite store's full-text
+ * indexer thread is busiest right after and during heavy
  * writes, when the event loop is too: with more runnable threads than cores, the
  * kernel then parts each core between them, and a request on the event loop waits out
- * a worker's time slice. At a lower priority a worker still gets every core the event
+ * the indexer's time slice. At a lower priority the indexer still gets every core the event
  * loop leaves idle.
  *
  * Linux keeps a nice value per thread, so `setpriority` on the calling thread (pid 0)
@@ -14,12 +14,6 @@ import { constants, setPriority } from 'node:os';
 
 /** The nice value of a thread that may fall behind for a while (the full-text indexer). */
 export const BACKGROUND_PRIORITY = constants.priority.PRIORITY_LOW;
-/**
- * The nice value of a thread that must keep up (the WAL checkpointer: when it falls
- * behind, the writer checkpoints on the event loop, a far longer stall). It is mostly
- * waiting for the disk; below normal it still gets a tenth of a core the event loop wants.
- */
-export const KEEP_UP_PRIORITY = constants.priority.PRIORITY_BELOW_NORMAL;
 
 /** Lowers the calling thread's CPU priority to `priority` (Linux only); true when done. */
 export function lowerThreadPriority(priority: number, platform: NodeJS.Platform = process.platform): boolean {

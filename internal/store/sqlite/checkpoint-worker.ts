@@ -12,16 +12,15 @@
  * (checkpointer.ts nextPassDelay): one soon ends in a pause, and the next transaction
  * rewinds the WAL. When nothing new has come, the next look is after CHECKPOINT_IDLE_MS.
  *
- * The thread runs below normal CPU priority (runtime/thread-priority.ts): a pass copies
- * and syncs while the event loop is busiest, and must not take its core from it; not at
- * the lowest, as a checkpointer that falls behind leaves the checkpoints to the writer.
+ * The thread keeps the normal CPU priority, unlike the search indexer
+ * (runtime/thread-priority.ts): a checkpointer that falls behind leaves the checkpoints
+ * to the writer, on the event loop. Below normal (nice 10) it fell behind under batched
+ * ingest on two busy cores: 10–15% fewer updates/s through one connection, measured
+ * (docs/performance.md, Tail latency).
  */
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
-import { KEEP_UP_PRIORITY, lowerThreadPriority } from '../../runtime/thread-priority.js';
 import { CHECKPOINT_IDLE_MS, nextPassDelay, type CheckpointResult } from './checkpointer.js';
-
-lowerThreadPriority(KEEP_UP_PRIORITY);
 
 const { path } = workerData as { path: string };
 const db = new Database(path, { fileMustExist: true });
