@@ -31,7 +31,6 @@ import { queryBoxes } from './query-boxes.js';
 import { OBJECT_TUPLE_COLUMNS, objectFromRow, objectFromTuple, type ObjectRow, type ObjectTuple } from './rows.js';
 import { searchMatch } from './search-index.js';
 import type { SearchIndexer } from './search-indexer.js';
-import { RankedSearch, type RankedHit } from './search-top.js';
 
 /**
  * The spatial plan is used while the shape holds fewer hits than this (counted up to the
@@ -117,7 +116,6 @@ export class ObjectReads {
   private readonly listTx: (realm: string, query: ObjectListQuery) => Page<TrackedObject>;
   /** The exact test of the shape query being answered (see listNow). */
   private inside: PointTest = outside;
-  private readonly ranked: RankedSearch;
 
   constructor(
     private readonly db: Database,
@@ -130,7 +128,6 @@ export class ObjectReads {
     db.function('locus_inside', { deterministic: false }, (lon: unknown, lat: unknown) =>
       typeof lon === 'number' && typeof lat === 'number' && this.inside(lon, lat) ? 1 : 0,
     );
-    this.ranked = new RankedSearch(db);
     // A read of the object alone (GET): not its held past fixes.
     this.selectObject = db.prepare('SELECT rowid, id, label, lon, lat, loc_extra, loc_time, seen, json(data) AS data, tasks FROM objects WHERE realm = ? AND id = ?');
     this.selectKey = db.prepare<[string], number>('SELECT key FROM realm_keys WHERE realm = ?').pluck();
@@ -290,10 +287,6 @@ export class ObjectReads {
     const key = this.selectKey.get(realm);
     if (key === undefined) return [];
     this.indexer.attach();
-    // A common word: its best hits without FTS5 scoring every match (search-top.ts).
-    const word = query.words.length === 1 ? query.words[0] : undefined;
-    const ranked = word === undefined ? null : this.ranked.top(key, word, query.limit);
-    if (ranked !== null) return this.rankedHits(realm, query, ranked);
     // FTS5 ranks (rank = bm25(2.0, 1.0), set by search-file.ts: lower is better, id and
     // label words weigh twice as much as data words) and keeps the best `limit` before
     // any object row is read; equal ranks then follow id order.
@@ -307,19 +300,6 @@ export class ObjectReads {
     const convert = projector(query.fields);
     // The rank is the column after the object's.
     return rows.map((row) => ({ object: convert(row), score: -(row[OBJECT_TUPLE_COLUMNS] as number) + 0 }));
-  }
-
-  /** The objects of ranked hits, as the FTS5 statement of search() answers them: by rank, then id. */
-  private rankedHits(realm: string, query: SearchQuery, ranked: readonly RankedHit[]): SearchHit[] {
-    const ranks = new Map(ranked);
-    const rows = this.statement<ObjectTuple>(
-      `SELECT ${listColumns(query.fields)} FROM json_each(?) AS j CROSS JOIN objects o ON o.rowid = j.value WHERE o.realm = ?`,
-    ).all(...projectionParams(query.fields), JSON.stringify(ranked.map((hit) => hit[0])), realm);
-    const rankOf = (row: ObjectTuple): number => ranks.get(row[0]) ?? 0;
-    // SQLite compares ids (BINARY, UTF-8 bytes) in code point order.
-    rows.sort((a, b) => rankOf(a) - rankOf(b) || compareCodePoints(a[1], b[1]));
-    const convert = projector(query.fields);
-    return rows.map((row) => ({ object: convert(row), score: -rankOf(row) + 0 }));
   }
 
   /** A prepared statement for `sql` whose rows are arrays, from the cache. */

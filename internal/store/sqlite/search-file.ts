@@ -35,15 +35,10 @@
  *
  * Words are what search-index.ts makes of an object (the one tokenizer), each prefixed
  * by the realm's key, so a prefix query only reaches its realm's terms.
- *
- * Beside `object_fts`, in the same transactions, two tables let search-top.ts rank a
- * word with many matches without scoring every match (search-index.ts rankFacts):
- * `object_rank_len` (each entry's realm key and length in tokens, read in length order) and
- * `object_rank_repeat` (each entry's repeat tokens). A file made before them is rebuilt.
  */
 import type { Database, Statement } from 'better-sqlite3';
 import type { Data } from '../../domain/types.js';
-import { rankFacts, searchColumns } from './search-index.js';
+import { searchColumns } from './search-index.js';
 import { BUSY_TIMEOUT_MS, enableWal, SEARCH_WRITER_CACHE_KIB } from './schema.js';
 
 /** The search file's path for the database at `path`. */
@@ -77,23 +72,12 @@ export function prepareSearchFile(search: Database): void {
   search.pragma('synchronous = FULL');
   search.pragma(`cache_size = -${SEARCH_WRITER_CACHE_KIB}`);
   search.transaction(() => {
-    const has = (name: string): boolean => search.prepare('SELECT 1 FROM sqlite_master WHERE name = ?').get(name) !== undefined;
-    if (!has('search_state')) {
+    const exists = search.prepare("SELECT 1 FROM sqlite_master WHERE name = 'search_state'").get() !== undefined;
+    if (!exists) {
       search.exec(`
         CREATE VIRTUAL TABLE object_fts USING fts5(names, terms, tokenize = 'ascii', content = '', contentless_delete = 1);
         INSERT INTO object_fts (object_fts, rank) VALUES ('rank', 'bm25(2.0, 1.0)');
         CREATE TABLE search_state (source TEXT NOT NULL, applied INTEGER NOT NULL);
-      `);
-    }
-    if (!has('object_rank_len')) {
-      // A file made before the ranked tables: they are made, and the file rebuilt (no
-      // state: step() rebuilds), so that they hold every entry.
-      search.exec(`
-        CREATE TABLE object_rank_len (id INTEGER PRIMARY KEY, key INTEGER NOT NULL, len INTEGER NOT NULL);
-        CREATE INDEX object_rank_len_order ON object_rank_len (key, len, id);
-        CREATE TABLE object_rank_repeat (token TEXT NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (token, id)) WITHOUT ROWID;
-        CREATE INDEX object_rank_repeat_id ON object_rank_repeat (id);
-        DELETE FROM search_state;
       `);
     }
     // Kept in the file's FTS5 configuration: set once, also in files made before it was.
@@ -143,12 +127,6 @@ export class SearchFile {
   private readonly write: Statement<[number, string, string]>;
   private readonly remove: Statement<[number]>;
   private readonly removeAll: Statement;
-  private readonly writeLen: Statement<[number, number, number]>;
-  private readonly writeRepeat: Statement<[string, number]>;
-  private readonly removeLen: Statement<[number]>;
-  private readonly removeRepeats: Statement<[number]>;
-  private readonly removeAllLens: Statement;
-  private readonly removeAllRepeats: Statement;
   private readonly begin: Statement;
   private readonly commit: Statement;
 
@@ -181,13 +159,6 @@ export class SearchFile {
     this.write = search.prepare('INSERT OR REPLACE INTO object_fts (rowid, names, terms) VALUES (?, ?, ?)');
     this.remove = search.prepare('DELETE FROM object_fts WHERE rowid = ?');
     this.removeAll = search.prepare("INSERT INTO object_fts (object_fts) VALUES ('delete-all')");
-    // An upsert: INSERT OR REPLACE into a table with an index took the FTS5 writes beside it four times as long.
-    this.writeLen = search.prepare('INSERT INTO object_rank_len (id, key, len) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET key = excluded.key, len = excluded.len');
-    this.writeRepeat = search.prepare('INSERT OR IGNORE INTO object_rank_repeat (token, id) VALUES (?, ?)');
-    this.removeLen = search.prepare('DELETE FROM object_rank_len WHERE id = ?');
-    this.removeRepeats = search.prepare('DELETE FROM object_rank_repeat WHERE id = ?');
-    this.removeAllLens = search.prepare('DELETE FROM object_rank_len');
-    this.removeAllRepeats = search.prepare('DELETE FROM object_rank_repeat');
   }
 
   /** The last entry applied (0 before any). */
@@ -226,11 +197,7 @@ export class SearchFile {
           for (const entry of this.entries.iterate(applied, last)) {
             if (entry.op === 'put') {
               const items = JSON.parse(entry.body) as PutItem[];
-              for (const item of items) {
-                // The entry is rewritten: its repeat tokens are made again.
-                this.removeRepeats.run(item[0]);
-                this.put(item[0], item[1], searchColumns(item[1], { id: item[2], label: item[3], location: null, data: item[4], seen: null }));
-              }
+              for (const item of items) this.write.run(item[0], ...searchColumns(item[1], { id: item[2], label: item[3], location: null, data: item[4], seen: null }));
               rowids += items.length;
             } else if (entry.op === 'rows') {
               const [first, last] = JSON.parse(entry.body) as [number, number];
@@ -268,34 +235,17 @@ export class SearchFile {
       this.refill();
       return;
     }
-    for (const id of ids) {
-      this.remove.run(id);
-      this.removeLen.run(id);
-      this.removeRepeats.run(id);
-    }
-  }
-
-  /**
-   * Writes the entries of one object. The repeat tokens of an earlier object with the
-   * same rowid may stay (a rowid reused by a `rows` entry): a stale token only makes
-   * search-top.ts score that entry exactly, which it may always do.
-   */
-  private put(rowid: number, key: number, [names, terms]: [string, string]): void {
-    this.write.run(rowid, names, terms);
-    const facts = rankFacts(names, terms);
-    this.writeLen.run(rowid, key, facts.length);
-    for (const token of facts.repeats) this.writeRepeat.run(token, rowid);
+    for (const id of ids) this.remove.run(id);
   }
 
   private index(row: IndexRow): void {
-    this.put(row.rowid, row.key, searchColumns(row.key, { id: row.id, label: row.label, location: null, data: JSON.parse(row.data) as Data, seen: null }));
+    const [names, terms] = searchColumns(row.key, { id: row.id, label: row.label, location: null, data: JSON.parse(row.data) as Data, seen: null });
+    this.write.run(row.rowid, names, terms);
   }
 
   /** Empties the index and writes an entry for every object the snapshot holds. */
   private refill(): void {
     this.removeAll.run();
-    this.removeAllLens.run();
-    this.removeAllRepeats.run();
     for (let rows = this.chunk.all(0); rows.length > 0; rows = this.chunk.all(rows[rows.length - 1]?.rowid ?? 0)) {
       for (const row of rows) this.index(row);
     }
