@@ -33,7 +33,7 @@ import type { HistoryChunks } from './history-chunks.js';
 import { appendHeldPast, decodePast, fixTime, holdPast, pastBytes, pastCount, storedFix, versioned, type StoredFix } from './history-rows.js';
 import type { LocationMove } from './location-index.js';
 import type { RecentObject, RecentObjects } from './recent-objects.js';
-import { objectFromRow, objectFromTuple, type HeldRow, type ObjectRow, type ObjectStateRow } from './rows.js';
+import { objectFromRow, objectFromTuple, type HeldRow, type ObjectColumns, type ObjectRow, type ObjectStateRow } from './rows.js';
 import { putBody, type PutItem } from './search-file.js';
 import { sameSearchText } from './search-index.js';
 import type { SearchIndexer } from './search-indexer.js';
@@ -98,19 +98,10 @@ const STATE_COLUMNS = 'rowid, id, label, lon, lat, loc_extra, loc_time, seen, js
 
 /**
  * A row of STATE_COLUMNS read as an array (better-sqlite3's raw mode: no object with named
- * properties per row): rows.ts ObjectTuple, then the write path's columns.
+ * properties per row): rows.ts ObjectColumns, then the write path's columns.
  */
 type StateTuple = [
-  rowid: number,
-  id: string,
-  label: string | null,
-  lon: number | null,
-  lat: number | null,
-  locExtra: Buffer | null,
-  locTime: string | null,
-  seen: string | null,
-  data: string,
-  tasks: string | null,
+  ...ObjectColumns,
   past: Uint8Array | null,
   locPruned: number,
   ver: number,

@@ -58,7 +58,10 @@ export type HeldRow = Omit<ObjectStateRow, 'lon' | 'lat' | 'loc_extra' | 'loc_ti
  * properties is built per row, about 1.4 µs less per row of a 1,000-object page); the
  * columns of ObjectRow in this order (a query may add more after them).
  */
-export type ObjectTuple = [
+export type ObjectTuple = [...ObjectColumns, ...more: unknown[]];
+
+/** The columns of ObjectRow, in the order an ObjectTuple (and the write path's tuple) starts with. */
+export type ObjectColumns = [
   rowid: number,
   id: string,
   label: string | null,
@@ -69,7 +72,6 @@ export type ObjectTuple = [
   seen: string | null,
   data: string,
   tasks: string | null,
-  ...more: unknown[],
 ];
 
 /** The number of columns of an ObjectTuple before any a query adds. */
